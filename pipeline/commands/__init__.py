@@ -1,0 +1,1 @@
+"""One module per area of the CLI; each exposes ``register(app)``."""

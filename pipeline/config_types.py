@@ -1,0 +1,137 @@
+"""Typed configuration objects; ``pipeline.config`` builds them from ``nerfwatch.toml``.
+
+Kept apart from the loader so that every module can import the types without pulling in
+validation code. All objects are frozen: a reload builds new ones.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = [
+    "AlertsConfig",
+    "BudgetConfig",
+    "BudgetLimits",
+    "Config",
+    "ProbeConfig",
+    "ProviderConfig",
+    "ReportConfig",
+    "WarehouseConfig",
+    "Webhook",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderConfig:
+    """One endpoint + model to probe. The API key itself is never stored here."""
+
+    name: str
+    format: str  # "openai" | "anthropic"
+    base_url: str
+    model: str
+    api_key_env: str | None  # environment variable holding the key; None = no auth
+    vendor: str | None = None  # company, for the release calendar (e.g. "OpenAI")
+    plan: str | None = None
+    preset: str | None = None  # wire quirks preset name (probes.adapters.presets)
+    max_context: int = 128_000
+    price_input_per_mtok: float = 0.0
+    price_output_per_mtok: float = 0.0
+    price_cached_per_mtok: float = 0.0
+    max_concurrency: int = 2
+    serialize_long_context: bool = True
+    chars_per_token: float = 4.0  # initial estimate for sizing prompts
+    extra_headers: dict[str, str] = field(default_factory=dict)
+
+    def api_key(self) -> str | None:
+        """The key from the environment at call time (None when the provider needs none)."""
+        return os.environ.get(self.api_key_env) if self.api_key_env else None
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeConfig:
+    """One probe definition, run against each of its providers on its schedule."""
+
+    name: str
+    task: str  # task family name (probes.tasks.FAMILIES)
+    context_tokens: int  # target prompt size; short families use a small default
+    every_s: float | None  # interval schedule, or
+    cron: str | None  # a crontab expression (exactly one of the two is set)
+    providers: tuple[str, ...]  # provider names this probe runs against
+    max_output_tokens: int = 512
+    temperature: float = 0.0
+    timeout_s: float = 120.0  # overall deadline of one attempt
+    read_timeout_s: float = 30.0  # longest silence between two chunks
+    stream: bool = True
+
+    @property
+    def context_class(self) -> str:
+        """``long`` for prompts of 8K tokens and more, else ``short``."""
+        return "long" if self.context_tokens >= 8_000 else "short"
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetLimits:
+    daily_tokens: int | None = None
+    daily_cost_usd: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetConfig:
+    total: BudgetLimits = BudgetLimits()
+    per_provider: dict[str, BudgetLimits] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class WarehouseConfig:
+    path: Path
+    spool_dir: Path
+    probe_site: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ReportConfig:
+    out_dir: Path
+    weekday: str = "mon"  # mon..sun
+    time: str = "08:00"  # HH:MM local to `timezone`
+    timezone: str = "UTC"
+    enabled: bool = True
+    link_base_url: str | None = None  # if set, alerts carry a link instead of a path
+
+
+@dataclass(frozen=True, slots=True)
+class Webhook:
+    name: str
+    url_env: str  # webhook URLs are secrets: they come from the environment
+    kind: str = "json"  # "json" | "slack"
+
+    def url(self) -> str | None:
+        return os.environ.get(self.url_env)
+
+
+@dataclass(frozen=True, slots=True)
+class AlertsConfig:
+    webhooks: tuple[Webhook, ...] = ()
+    error_rate: float = 0.5  # error share over the window that counts as failing
+    ttft_p95_ms: float | None = None  # TTFT p95 above this counts as failing
+    window: int = 10  # recent probes per provider the thresholds look at
+    failure_threshold: int = 3  # consecutive failing evaluations before alerting
+    success_threshold: int = 2  # consecutive passing evaluations before resolving
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    path: Path | None  # the file it came from (None for embedded defaults)
+    warehouse: WarehouseConfig
+    providers: tuple[ProviderConfig, ...]
+    probes: tuple[ProbeConfig, ...]
+    budget: BudgetConfig = BudgetConfig()
+    report: ReportConfig = ReportConfig(out_dir=Path("nerfwatch-data/reports"))
+    alerts: AlertsConfig = AlertsConfig()
+
+    def provider(self, name: str) -> ProviderConfig:
+        for provider in self.providers:
+            if provider.name == name:
+                return provider
+        raise KeyError(name)

@@ -1,0 +1,264 @@
+"""The DuckDB warehouse: the only module that opens the database file.
+
+DuckDB lets one process write *or* many processes read a file, never both. So nothing
+here keeps the file open: every operation opens a connection, does its work in a short
+transaction and closes it. A lock held by another process is retried briefly and then
+reported as ``WarehouseBusy`` naming the holder, never as a raw DuckDB error.
+
+Schema changes are migrations (``sql/schema/NNN_name.sql``), each applied in one
+transaction together with its record in ``_migrations``; views (``sql/views/*.sql``) are
+(re)created inside the database so the plain ``duckdb`` CLI sees them too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import polars as pl
+
+from pipeline.resources import sql_dir
+
+__all__ = ["Migration", "Warehouse", "WarehouseBusy", "WarehouseError", "load_migrations"]
+
+_LOCK_PATTERNS = ("Could not set lock", "Conflicting lock")
+_HOLDER = re.compile(r"Conflicting lock is held in (?P<exe>.+?) \(PID (?P<pid>\d+)\)")
+_MIGRATION_NAME = re.compile(r"^(?P<number>\d{3})_(?P<name>[a-z0-9_]+)\.sql$")
+
+
+class WarehouseError(Exception):
+    """A problem with the warehouse file or its contents, worded for the user."""
+
+
+class WarehouseBusy(WarehouseError):
+    """Another process holds the DuckDB file longer than we are willing to wait."""
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    number: int
+    name: str
+    sql: str
+
+
+def load_migrations(directory: Path | None = None) -> list[Migration]:
+    """Read ``NNN_name.sql`` files in order; refuse duplicate numbers and stray names."""
+    directory = directory or sql_dir() / "schema"
+    migrations: list[Migration] = []
+    seen: dict[int, str] = {}
+    for path in sorted(directory.glob("*.sql")):
+        match = _MIGRATION_NAME.match(path.name)
+        if match is None:
+            raise WarehouseError(f"{path}: migration files must be named NNN_name.sql")
+        number = int(match["number"])
+        if number in seen:
+            raise WarehouseError(f"{path}: migration number {number:03d} also used by {seen[number]}")
+        seen[number] = path.name
+        migrations.append(Migration(number, path.stem, path.read_text(encoding="utf-8")))
+    return migrations
+
+
+def _load_views(directory: Path | None = None) -> dict[str, str]:
+    """View files in dependency order: files are applied sorted by name."""
+    directory = directory or sql_dir() / "views"
+    return {p.stem: p.read_text(encoding="utf-8") for p in sorted(directory.glob("*.sql"))}
+
+
+def _is_lock_error(exc: BaseException) -> bool:
+    return any(pattern in str(exc) for pattern in _LOCK_PATTERNS)
+
+
+def _busy_message(path: Path, exc: BaseException, waited_s: float) -> str:
+    match = _HOLDER.search(str(exc))
+    holder = f"process {match['pid']} ({match['exe']})" if match else "another process"
+    return (
+        f"warehouse {path} is locked by {holder}; waited {waited_s:.1f}s. "
+        "Stop that process or retry when it is done."
+    )
+
+
+class Warehouse:
+    """A DuckDB file plus the project's schema, opened briefly per operation."""
+
+    def __init__(self, path: str | Path, *, lock_wait_s: float = 10.0) -> None:
+        self.path = Path(path)
+        self.lock_wait_s = lock_wait_s
+        self._migrated = False
+
+    # -- connections -----------------------------------------------------------------
+    def _open(self, read_only: bool) -> duckdb.DuckDBPyConnection:
+        """Open the file, retrying while another process holds the lock."""
+        deadline = time.monotonic() + self.lock_wait_s
+        delay = 0.01
+        started = time.monotonic()
+        while True:
+            try:
+                return duckdb.connect(str(self.path), read_only=read_only)
+            except duckdb.Error as exc:
+                if not _is_lock_error(exc):
+                    raise WarehouseError(f"cannot open warehouse {self.path}: {exc}") from exc
+                if time.monotonic() >= deadline:
+                    waited = time.monotonic() - started
+                    raise WarehouseBusy(_busy_message(self.path, exc, waited)) from None
+                time.sleep(delay)
+                delay = min(delay * 2, 0.25)
+
+    @contextmanager
+    def connect(self, *, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A short-lived connection; the schema is brought up to date first."""
+        if read_only and not self.path.exists():
+            self.migrate()
+        if not read_only and not self._migrated:
+            self.migrate()
+        con = self._open(read_only)
+        try:
+            yield con
+        finally:
+            con.close()
+
+    # -- schema ------------------------------------------------------------------------
+    def migrate(self) -> list[str]:
+        """Apply pending migrations and refresh changed views; return what was applied."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        con = self._open(read_only=False)
+        try:
+            applied = self._apply_migrations(con)
+            self._refresh_views(con)
+        finally:
+            con.close()
+        self._migrated = True
+        return applied
+
+    @staticmethod
+    def _apply_migrations(con: duckdb.DuckDBPyConnection) -> list[str]:
+        con.execute(
+            "CREATE TABLE IF NOT EXISTS _migrations ("
+            " number INTEGER PRIMARY KEY, name VARCHAR NOT NULL,"
+            " applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"
+        )
+        current = int(_scalar(con, "SELECT coalesce(max(number), 0) FROM _migrations") or 0)
+        applied: list[str] = []
+        for migration in load_migrations():
+            if migration.number <= current:
+                continue
+            con.execute("BEGIN TRANSACTION")
+            try:
+                for statement in con.extract_statements(migration.sql):
+                    con.execute(statement)
+                con.execute(
+                    "INSERT INTO _migrations (number, name) VALUES (?, ?)",
+                    [migration.number, migration.name],
+                )
+                con.execute("COMMIT")
+            except duckdb.Error as exc:
+                con.execute("ROLLBACK")
+                raise WarehouseError(f"migration {migration.name} failed: {exc}") from exc
+            applied.append(migration.name)
+        return applied
+
+    @staticmethod
+    def _refresh_views(con: duckdb.DuckDBPyConnection) -> None:
+        """Recreate views whose text changed, all in one transaction."""
+        views = _load_views()
+        digest = hashlib.sha256("\n".join(f"{k}\n{v}" for k, v in views.items()).encode())
+        con.execute(
+            "CREATE TABLE IF NOT EXISTS _views (digest VARCHAR NOT NULL, "
+            "refreshed_at TIMESTAMPTZ NOT NULL DEFAULT now())"
+        )
+        if _scalar(con, "SELECT max(digest) FROM _views") == digest.hexdigest():
+            return
+        con.execute("BEGIN TRANSACTION")
+        try:
+            for text in views.values():
+                for statement in con.extract_statements(text):
+                    con.execute(statement)
+            con.execute("DELETE FROM _views")
+            con.execute("INSERT INTO _views (digest) VALUES (?)", [digest.hexdigest()])
+            con.execute("COMMIT")
+        except duckdb.Error as exc:
+            con.execute("ROLLBACK")
+            raise WarehouseError(f"creating views failed: {exc}") from exc
+
+    # -- writes ------------------------------------------------------------------------
+    def insert_rows(self, table: str, rows: Sequence[Mapping[str, Any]], *, key: str) -> int:
+        """Insert dict rows by column name; rows whose ``key`` exists are skipped."""
+        if not rows:
+            return 0
+        frame = pl.DataFrame(list(rows), infer_schema_length=None)
+        return self.insert_frame(table, frame, key=key)
+
+    def insert_frame(self, table: str, frame: pl.DataFrame, *, key: str | None = None) -> int:
+        """Insert a polars frame by column name in one transaction; return rows added.
+
+        With ``key``, the insert is idempotent: duplicates inside the frame and rows
+        already present are skipped, so replaying a batch is harmless.
+        """
+        if frame.height == 0:
+            return 0
+        if key is not None:
+            frame = frame.unique(subset=[key], keep="first", maintain_order=True)
+        with self.connect() as con:
+            before = _count(con, table)
+            con.register("_incoming", frame)
+            try:
+                conflict = " ON CONFLICT DO NOTHING" if key is not None else ""
+                con.execute("BEGIN TRANSACTION")
+                con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _incoming{conflict}")
+                con.execute("COMMIT")
+            except duckdb.Error as exc:
+                con.execute("ROLLBACK")
+                raise WarehouseError(f"insert into {table} failed: {exc}") from exc
+            finally:
+                con.unregister("_incoming")
+            return _count(con, table) - before
+
+    def execute(self, sql: str, params: Sequence[Any] | None = None) -> None:
+        """Run one write statement (or a script without parameters) in a transaction."""
+        with self.connect() as con:
+            con.execute("BEGIN TRANSACTION")
+            try:
+                statements = con.extract_statements(sql)
+                for i, statement in enumerate(statements):
+                    last = i == len(statements) - 1
+                    con.execute(statement, params if (last and params) else None)
+                con.execute("COMMIT")
+            except duckdb.Error as exc:
+                con.execute("ROLLBACK")
+                raise WarehouseError(str(exc)) from exc
+
+    # -- reads -------------------------------------------------------------------------
+    def query(self, sql: str, params: Sequence[Any] | None = None) -> pl.DataFrame:
+        """Run SQL on a read-only connection and return a polars frame.
+
+        A script may hold several statements; parameters bind to the last one, whose
+        result is returned.
+        """
+        with self.connect(read_only=True) as con:
+            try:
+                statements = con.extract_statements(sql)
+                if not statements:
+                    raise WarehouseError("no SQL statement given")
+                for statement in statements[:-1]:
+                    con.execute(statement)
+                relation = con.sql(statements[-1].query, params=params)
+                return relation.pl() if relation is not None else pl.DataFrame()
+            except duckdb.Error as exc:
+                raise WarehouseError(str(exc).splitlines()[0]) from exc
+
+
+def _scalar(con: duckdb.DuckDBPyConnection, sql: str) -> Any:
+    """First column of the first row. DuckDB 2 results stream and own the connection
+    until fully fetched, hence ``fetchall``."""
+    rows = con.execute(sql).fetchall()
+    return rows[0][0] if rows else None
+
+
+def _count(con: duckdb.DuckDBPyConnection, table: str) -> int:
+    return int(_scalar(con, f"SELECT count(*) FROM {table}"))

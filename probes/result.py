@@ -1,0 +1,104 @@
+"""The one row a probe produces: ``ProbeResult`` mirrors ``sql/schema/001_probe_results.sql``.
+
+Every probe attempt, successful or not, and every scheduled run that could not start,
+becomes exactly one ``ProbeResult``. The warehouse stores ``as_row()`` verbatim.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+__all__ = ["ProbeResult"]
+
+
+@dataclass(slots=True)
+class ProbeResult:
+    """One probe attempt; field meanings are documented in the schema file."""
+
+    run_id: str
+    started_at: datetime
+    provider: str
+    model: str
+    probe: str
+    task_family: str
+    source: str = "live"
+    probe_site: str | None = None
+    run_status: str = "done"
+    skip_reason: str | None = None
+    vendor: str | None = None
+    reported_model: str | None = None
+    endpoint: str | None = None
+    wire_format: str | None = None
+    plan: str | None = None
+    task_version: int | None = None
+    seed: int | None = None
+    context_class: str | None = None
+    context_target_tokens: int | None = None
+    max_output_tokens: int | None = None
+    temperature: float | None = None
+    streamed: bool | None = None
+    headers_ms: float | None = None
+    ttft_ms: float | None = None
+    first_answer_ms: float | None = None
+    last_token_ms: float | None = None
+    total_ms: float | None = None
+    itl_p50_ms: float | None = None
+    itl_p95_ms: float | None = None
+    itl_max_ms: float | None = None
+    output_tokens_per_s: float | None = None
+    chunks: int | None = None
+    connection_reused: bool | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cached_tokens: int | None = None
+    reasoning_tokens: int | None = None
+    cost_usd: float | None = None
+    http_status: int | None = None
+    error_class: str | None = None
+    error_code: str | None = None
+    error_detail: str | None = None
+    finish_reason: str | None = None
+    request_id: str | None = None
+    rl_requests_limit: int | None = None
+    rl_requests_remaining: int | None = None
+    rl_requests_reset_s: float | None = None
+    rl_tokens_limit: int | None = None
+    rl_tokens_remaining: int | None = None
+    rl_tokens_reset_s: float | None = None
+    retry_after_s: float | None = None
+    response_headers: dict[str, str] | None = None
+    expected_answer: str | None = None
+    extracted_answer: str | None = None
+    score_strict: str | None = None
+    score_lenient: str | None = None
+    sanity_flags: list[str] = field(default_factory=list)
+    response_text: str | None = None
+    reasoning_text: str | None = None
+    nerfwatch_version: str | None = None
+
+    def as_row(self) -> dict[str, Any]:
+        """A plain dict ready for the warehouse (headers serialized as JSON text)."""
+        row = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        if self.response_headers is not None:
+            row["response_headers"] = json.dumps(self.response_headers, sort_keys=True)
+        row["sanity_flags"] = list(self.sanity_flags)
+        return row
+
+    def to_json(self) -> str:
+        """One JSON line for the spool; ``from_json`` reverses it exactly."""
+        row = self.as_row()
+        row["started_at"] = self.started_at.isoformat()
+        return json.dumps(row, ensure_ascii=False, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, line: str) -> ProbeResult:
+        row = json.loads(line)
+        row["started_at"] = datetime.fromisoformat(row["started_at"])
+        if isinstance(row.get("response_headers"), str):
+            row["response_headers"] = json.loads(row["response_headers"])
+        known = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in row.items() if k in known})
