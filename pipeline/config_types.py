@@ -15,6 +15,7 @@ __all__ = [
     "BudgetConfig",
     "BudgetLimits",
     "Config",
+    "DaemonConfig",
     "ProbeConfig",
     "ProviderConfig",
     "ReportConfig",
@@ -121,6 +122,17 @@ class AlertsConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class DaemonConfig:
+    """How the probe daemon runs (all optional)."""
+
+    max_concurrency: int = 8  # global cap on in-flight probes
+    flush_interval_s: float = 2.0  # how often the spool is moved into DuckDB
+    lock_wait_s: float = 0.5  # how long a flush waits for a reader to let go
+    shutdown_grace_s: float = 30.0  # in-flight probes get this long on SIGTERM
+    metrics_port: int | None = None  # Prometheus /metrics on 127.0.0.1 when set
+
+
+@dataclass(frozen=True, slots=True)
 class Config:
     path: Path | None  # the file it came from (None for embedded defaults)
     warehouse: WarehouseConfig
@@ -129,6 +141,7 @@ class Config:
     budget: BudgetConfig = BudgetConfig()
     report: ReportConfig = ReportConfig(out_dir=Path("nerfwatch-data/reports"))
     alerts: AlertsConfig = AlertsConfig()
+    daemon: DaemonConfig = DaemonConfig()
 
     def provider(self, name: str) -> ProviderConfig:
         for provider in self.providers:
