@@ -49,7 +49,7 @@ CREATE TABLE change_points (
     model           VARCHAR,
     metric          VARCHAR NOT NULL,
     context_class   VARCHAR,
-    at              TIMESTAMPTZ NOT NULL,
+    "at"            TIMESTAMPTZ NOT NULL,
     level_before    DOUBLE,
     level_after     DOUBLE,
     effect          DOUBLE,                          -- relative change (after/before - 1)
