@@ -1,0 +1,85 @@
+"""Task families: seeded, versioned probe items with a known answer, and their scorers.
+
+``FAMILIES`` maps a family name to a module with ``NAME``, ``VERSION``, ``KIND``,
+``DEFAULT_SIZE``, ``item(seed, size_tokens, chars_per_token=4.0, *, nonce=None) -> Item`` and
+``score(item, text) -> Score``. ``rebuild(prompt)`` regenerates an item from the header line
+that leads every prompt (the simulator answers with it).
+"""
+
+from __future__ import annotations
+
+from probes.tasks import (
+    arithmetic,
+    counting,
+    fixed_prompt,
+    instructions,
+    json_extract,
+    kv_lookup,
+    multi_needle,
+    sorting,
+    variable_tracking,
+)
+from probes.tasks.base import Item, Score, TaskFamily, Verdict, parse_header
+
+__all__ = [
+    "CONTEXT_LADDER",
+    "FAMILIES",
+    "Item",
+    "Score",
+    "TaskFamily",
+    "Verdict",
+    "ladder",
+    "parse_context",
+    "rebuild",
+]
+
+FAMILIES: dict[str, TaskFamily] = {
+    family.NAME: family
+    for family in (
+        arithmetic,
+        sorting,
+        counting,
+        json_extract,
+        instructions,
+        kv_lookup,
+        multi_needle,
+        variable_tracking,
+        fixed_prompt,
+    )
+}
+
+CONTEXT_LADDER = (1_000, 8_000, 32_000, 128_000)
+
+
+def rebuild(prompt: str) -> Item | None:
+    """The item a prompt was built from, or None if its header is missing or unknown.
+
+    The rebuilt prompt equals ``prompt`` when the generator version matches."""
+    header = parse_header(prompt)
+    if header is None:
+        return None
+    family = FAMILIES.get(header.family)
+    if family is None or header.version != family.VERSION:
+        return None
+    return family.item(header.seed, header.size, header.cpt, nonce=header.nonce)
+
+
+def ladder(max_context: int) -> list[int]:
+    """Context sizes to probe for a model: the fixed ladder up to its maximum, plus the max
+    (less a margin for the answer) when it lies beyond the last rung."""
+    sizes = [size for size in CONTEXT_LADDER if size <= max_context]
+    top = int(max_context * 0.9)
+    if top > CONTEXT_LADDER[-1]:
+        sizes.append(top)
+    return sizes
+
+
+def parse_context(text: str) -> int:
+    """``"32k"`` → 32000, ``"1m"`` → 1000000, ``"2048"`` → 2048; ValueError otherwise."""
+    raw = text.strip().lower()
+    scale = {"k": 1_000, "m": 1_000_000}.get(raw[-1:], 1)
+    number = raw[:-1] if scale != 1 else raw
+    value = int(float(number) * scale)
+    if value <= 0:
+        raise ValueError(f"context size must be positive: {text!r}")
+    return value
