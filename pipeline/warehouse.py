@@ -24,7 +24,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from pipeline.resources import sql_dir
+from pipeline.resources import data_dir, sql_dir
 
 __all__ = ["Migration", "Warehouse", "WarehouseBusy", "WarehouseError", "load_migrations"]
 
@@ -59,7 +59,9 @@ def load_migrations(directory: Path | None = None) -> list[Migration]:
             raise WarehouseError(f"{path}: migration files must be named NNN_name.sql")
         number = int(match["number"])
         if number in seen:
-            raise WarehouseError(f"{path}: migration number {number:03d} also used by {seen[number]}")
+            raise WarehouseError(
+                f"{path}: migration number {number:03d} also used by {seen[number]}"
+            )
         seen[number] = path.name
         migrations.append(Migration(number, path.stem, path.read_text(encoding="utf-8")))
     return migrations
@@ -69,6 +71,10 @@ def _load_views(directory: Path | None = None) -> dict[str, str]:
     """View files in dependency order: files are applied sorted by name."""
     directory = directory or sql_dir() / "views"
     return {p.stem: p.read_text(encoding="utf-8") for p in sorted(directory.glob("*.sql"))}
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _is_lock_error(exc: BaseException) -> bool:
@@ -131,6 +137,7 @@ class Warehouse:
         try:
             applied = self._apply_migrations(con)
             self._refresh_views(con)
+            self._refresh_bundled(con)
         finally:
             con.close()
         self._migrated = True
@@ -143,10 +150,10 @@ class Warehouse:
             " number INTEGER PRIMARY KEY, name VARCHAR NOT NULL,"
             " applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"
         )
-        current = int(_scalar(con, "SELECT coalesce(max(number), 0) FROM _migrations") or 0)
+        done = {row[0] for row in con.execute("SELECT number FROM _migrations").fetchall()}
         applied: list[str] = []
         for migration in load_migrations():
-            if migration.number <= current:
+            if migration.number in done:
                 continue
             con.execute("BEGIN TRANSACTION")
             try:
@@ -164,27 +171,67 @@ class Warehouse:
         return applied
 
     @staticmethod
-    def _refresh_views(con: duckdb.DuckDBPyConnection) -> None:
-        """Recreate views whose text changed, all in one transaction."""
-        views = _load_views()
-        digest = hashlib.sha256("\n".join(f"{k}\n{v}" for k, v in views.items()).encode())
+    def _refresh(
+        con: duckdb.DuckDBPyConnection,
+        kind: str,
+        digest: str,
+        statements: Sequence[tuple[str, Sequence[Any] | None]],
+    ) -> None:
+        """Run ``statements`` in one transaction unless ``kind`` was built from ``digest``."""
         con.execute(
-            "CREATE TABLE IF NOT EXISTS _views (digest VARCHAR NOT NULL, "
-            "refreshed_at TIMESTAMPTZ NOT NULL DEFAULT now())"
+            "CREATE TABLE IF NOT EXISTS _refreshed (kind VARCHAR PRIMARY KEY, "
+            "digest VARCHAR NOT NULL, refreshed_at TIMESTAMPTZ NOT NULL DEFAULT now())"
         )
-        if _scalar(con, "SELECT max(digest) FROM _views") == digest.hexdigest():
+        rows = con.execute("SELECT digest FROM _refreshed WHERE kind = ?", [kind]).fetchall()
+        if rows and rows[0][0] == digest:
             return
         con.execute("BEGIN TRANSACTION")
         try:
-            for text in views.values():
-                for statement in con.extract_statements(text):
-                    con.execute(statement)
-            con.execute("DELETE FROM _views")
-            con.execute("INSERT INTO _views (digest) VALUES (?)", [digest.hexdigest()])
+            for statement, params in statements:
+                con.execute(statement, params)
+            con.execute(
+                "INSERT OR REPLACE INTO _refreshed (kind, digest) VALUES (?, ?)", [kind, digest]
+            )
             con.execute("COMMIT")
         except duckdb.Error as exc:
             con.execute("ROLLBACK")
-            raise WarehouseError(f"creating views failed: {exc}") from exc
+            raise WarehouseError(f"refreshing {kind} failed: {exc}") from exc
+
+    def _refresh_views(self, con: duckdb.DuckDBPyConnection) -> None:
+        """Recreate the views when their text changed."""
+        views = _load_views()
+        text = "\n".join(f"{name}\n{body}" for name, body in views.items())
+        statements = [
+            (s.query, None) for body in views.values() for s in con.extract_statements(body)
+        ]
+        self._refresh(con, "views", _digest(text), statements)
+
+    def _refresh_bundled(self, con: duckdb.DuckDBPyConnection) -> None:
+        """Reload the shipped release calendar and incidents when the files changed.
+
+        User rows are never touched; a user row with the same key wins over a bundled one.
+        """
+        releases, incidents = data_dir() / "releases.csv", data_dir() / "incidents.csv"
+        digest = _digest(
+            releases.read_text(encoding="utf-8") + incidents.read_text(encoding="utf-8")
+        )
+        statements: list[tuple[str, Sequence[Any] | None]] = [
+            ("DELETE FROM releases WHERE origin = 'bundled'", None),
+            ("DELETE FROM incidents WHERE origin = 'bundled'", None),
+            (
+                "INSERT INTO releases BY NAME SELECT vendor, model, release_date, kind,"
+                " source_url, confidence, 'bundled' AS origin"
+                " FROM read_csv(?, header = true, all_varchar = true) ON CONFLICT DO NOTHING",
+                [str(releases)],
+            ),
+            (
+                "INSERT INTO incidents BY NAME SELECT vendor, start_date,"
+                " nullif(end_date, '') AS end_date, summary, source_url, 'bundled' AS origin"
+                " FROM read_csv(?, header = true, all_varchar = true) ON CONFLICT DO NOTHING",
+                [str(incidents)],
+            ),
+        ]
+        self._refresh(con, "bundled_reference", digest, statements)
 
     # -- writes ------------------------------------------------------------------------
     def insert_rows(self, table: str, rows: Sequence[Mapping[str, Any]], *, key: str) -> int:
@@ -218,6 +265,35 @@ class Warehouse:
             finally:
                 con.unregister("_incoming")
             return _count(con, table) - before
+
+    def replace_rows(
+        self, table: str, frame: pl.DataFrame, *, key: list[str], replace_where: str
+    ) -> int:
+        """Insert ``frame``; existing rows with the same key are replaced only if they match
+        ``replace_where`` (others are kept and the incoming row skipped). One transaction."""
+        if frame.height == 0:
+            return 0
+        cols = ", ".join(key)
+        with self.connect() as con:
+            before = _count(con, table)
+            con.register("_incoming", frame)
+            try:
+                con.execute("BEGIN TRANSACTION")
+                con.execute(
+                    f"DELETE FROM {table} WHERE {replace_where} AND ({cols}) IN "
+                    f"(SELECT ({cols}) FROM _incoming)"
+                )
+                con.execute(
+                    f"INSERT INTO {table} BY NAME SELECT * FROM _incoming ON CONFLICT DO NOTHING"
+                )
+                con.execute("COMMIT")
+                after = _count(con, table)
+            except duckdb.Error as exc:
+                con.execute("ROLLBACK")
+                raise WarehouseError(f"insert into {table} failed: {exc}") from exc
+            finally:
+                con.unregister("_incoming")
+            return max(after - before, 0)
 
     def execute(self, sql: str, params: Sequence[Any] | None = None) -> None:
         """Run one write statement (or a script without parameters) in a transaction."""

@@ -1,0 +1,39 @@
+"""Human durations in config files: ``"500ms"``, ``"30s"``, ``"10m"``, ``"1h30m"``, ``"1d"``."""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["DurationError", "format_duration", "parse_duration"]
+
+_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)")
+_UNIT_S = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+class DurationError(ValueError):
+    """Text that is not a duration."""
+
+
+def parse_duration(text: str) -> float:
+    """Seconds in ``text``; parts add up (``1h30m`` is 5400)."""
+    compact = text.replace(" ", "").lower()
+    parts = _PART.findall(compact)
+    if not compact or "".join(n + u for n, u in parts) != compact:
+        raise DurationError(f'expected a duration such as "30s", "10m" or "1h", got {text!r}')
+    seconds = sum(float(n) * _UNIT_S[u] for n, u in parts)
+    if seconds <= 0:
+        raise DurationError(f"expected a duration above zero, got {text!r}")
+    return seconds
+
+
+def format_duration(seconds: float) -> str:
+    """The shortest readable form: 90 → ``1m30s``, 0.5 → ``500ms``."""
+    if seconds < 1:
+        return f"{round(seconds * 1000)}ms"
+    out = []
+    rest = round(seconds)
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60), ("s", 1)):
+        count, rest = divmod(rest, size)
+        if count:
+            out.append(f"{count}{unit}")
+    return "".join(out)

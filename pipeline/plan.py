@@ -1,0 +1,135 @@
+"""The effective plan of a config: what is probed, how often, and what it costs per day.
+
+Estimates are upper bounds: a run is counted at its full context target plus its whole
+``max_output_tokens``, priced at the provider's uncached input and output rates.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pipeline.config_types import Config, ProbeConfig, ProviderConfig
+from pipeline.durations import format_duration
+from pipeline.schedule import runs_per_day
+
+__all__ = [
+    "PlanRow",
+    "ProviderTotal",
+    "budget_warnings",
+    "plan_rows",
+    "provider_totals",
+    "run_cost_usd",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class PlanRow:
+    provider: str
+    probe: str
+    task: str
+    context_tokens: int
+    schedule: str
+    runs_per_day: float
+    tokens_per_day: float
+    cost_per_day_usd: float
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderTotal:
+    provider: str
+    runs_per_day: float
+    tokens_per_day: float
+    cost_per_day_usd: float
+    cap_cost_usd: float | None
+    cap_tokens: int | None
+
+
+def run_cost_usd(
+    provider: ProviderConfig, input_tokens: float, output_tokens: float, cached_tokens: float = 0.0
+) -> float:
+    """Price of one run from token counts (cached input at the cached rate)."""
+    uncached = max(input_tokens - cached_tokens, 0.0)
+    return (
+        uncached * provider.price_input_per_mtok
+        + cached_tokens * provider.price_cached_per_mtok
+        + output_tokens * provider.price_output_per_mtok
+    ) / 1e6
+
+
+def _schedule_text(probe: ProbeConfig) -> str:
+    return f"every {format_duration(probe.every_s)}" if probe.every_s else f"cron {probe.cron}"
+
+
+def plan_rows(config: Config) -> list[PlanRow]:
+    """One row per (provider, probe) pair the daemon will schedule."""
+    rows = []
+    for probe in config.probes:
+        per_day = runs_per_day(probe)
+        for name in probe.providers:
+            provider = config.provider(name)
+            tokens = probe.context_tokens + probe.max_output_tokens
+            cost = run_cost_usd(provider, probe.context_tokens, probe.max_output_tokens)
+            rows.append(
+                PlanRow(
+                    name,
+                    probe.name,
+                    probe.task,
+                    probe.context_tokens,
+                    _schedule_text(probe),
+                    per_day,
+                    per_day * tokens,
+                    per_day * cost,
+                )
+            )
+    return rows
+
+
+def provider_totals(config: Config) -> list[ProviderTotal]:
+    """Per-provider daily sums with the budget caps that apply to them."""
+    rows = plan_rows(config)
+    out = []
+    for provider in config.providers:
+        mine = [r for r in rows if r.provider == provider.name]
+        limits = config.budget.per_provider.get(provider.name)
+        out.append(
+            ProviderTotal(
+                provider=provider.name,
+                runs_per_day=sum(r.runs_per_day for r in mine),
+                tokens_per_day=sum(r.tokens_per_day for r in mine),
+                cost_per_day_usd=sum(r.cost_per_day_usd for r in mine),
+                cap_cost_usd=limits.daily_cost_usd if limits else None,
+                cap_tokens=limits.daily_tokens if limits else None,
+            )
+        )
+    return out
+
+
+def budget_warnings(config: Config) -> list[str]:
+    """Where the plan's upper bound exceeds a daily cap (probes would be skipped)."""
+    out = []
+    totals = provider_totals(config)
+    cap = config.budget.total
+    cost = sum(t.cost_per_day_usd for t in totals)
+    tokens = sum(t.tokens_per_day for t in totals)
+    if cap.daily_cost_usd is not None and cost > cap.daily_cost_usd:
+        out.append(
+            f"the plan may cost up to {cost:,.2f} USD/day, above the daily cap of "
+            f"{cap.daily_cost_usd:,.2f}; long-context probes are skipped first"
+        )
+    if cap.daily_tokens is not None and tokens > cap.daily_tokens:
+        out.append(
+            f"the plan may use up to {tokens:,.0f} tokens/day, above the daily cap of "
+            f"{cap.daily_tokens:,}; long-context probes are skipped first"
+        )
+    for total in totals:
+        if total.cap_cost_usd is not None and total.cost_per_day_usd > total.cap_cost_usd:
+            out.append(
+                f"{total.provider}: up to {total.cost_per_day_usd:,.2f} USD/day, above "
+                f"its cap of {total.cap_cost_usd:,.2f}"
+            )
+        if total.cap_tokens is not None and total.tokens_per_day > total.cap_tokens:
+            out.append(
+                f"{total.provider}: up to {total.tokens_per_day:,.0f} tokens/day, above "
+                f"its cap of {total.cap_tokens:,}"
+            )
+    return out

@@ -1,0 +1,170 @@
+"""The release calendar: the shipped curated list plus the user's own additions.
+
+Bundled rows (``data/releases.csv``) are loaded by the warehouse itself; this module adds,
+validates and lists rows. Imported files are checked whole before anything is written,
+so a bad line leaves the warehouse untouched.
+"""
+
+from __future__ import annotations
+
+import csv
+import difflib
+import re
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from datetime import date, timedelta
+from pathlib import Path
+
+import polars as pl
+
+from pipeline.warehouse import Warehouse
+
+__all__ = [
+    "CONFIDENCE",
+    "Release",
+    "ReleaseError",
+    "add_release",
+    "import_releases",
+    "known_vendors",
+    "list_releases",
+    "parse_release",
+]
+
+CONFIDENCE = ("high", "medium", "low")
+_REQUIRED = ("vendor", "model", "release_date")
+_COLUMNS = ("vendor", "model", "release_date", "kind", "source_url", "confidence")
+_EARLIEST = date(2015, 1, 1)
+
+
+class ReleaseError(ValueError):
+    """A release row that cannot be accepted, worded as one line with its location."""
+
+
+@dataclass(frozen=True, slots=True)
+class Release:
+    vendor: str
+    model: str
+    release_date: date
+    kind: str = "major"
+    source_url: str | None = None
+    confidence: str = "medium"
+
+
+def known_vendors(warehouse: Warehouse, extra: Iterable[str] = ()) -> set[str]:
+    """Vendors already in the calendar or configured; new names need ``allow_new_vendor``."""
+    rows = warehouse.query("SELECT DISTINCT vendor FROM releases")
+    return set(rows["vendor"].to_list()) | set(extra)
+
+
+def parse_release(
+    raw: dict[str, str | None], where: str, vendors: set[str], *, allow_new_vendor: bool = False
+) -> Release:
+    """Validate one row (``where`` names it in errors, e.g. ``file.csv:7``)."""
+    values = {k: (v or "").strip() for k, v in raw.items() if k is not None}
+    for column in _REQUIRED:
+        if not values.get(column):
+            raise ReleaseError(f"{where}: {column}: missing value")
+    vendor = values["vendor"]
+    if vendor not in vendors and not allow_new_vendor:
+        hint = difflib.get_close_matches(vendor, sorted(vendors), n=1, cutoff=0.5)
+        extra = f'; did you mean "{hint[0]}"?' if hint else " (use --new-vendor to add it)"
+        raise ReleaseError(f"{where}: vendor: unknown vendor {vendor!r}{extra}")
+    try:
+        day = date.fromisoformat(values["release_date"])
+    except ValueError:
+        raise ReleaseError(
+            f"{where}: release_date: expected YYYY-MM-DD, got {values['release_date']!r}"
+        ) from None
+    latest = date.today() + timedelta(days=366)
+    if not _EARLIEST <= day <= latest:
+        raise ReleaseError(f"{where}: release_date: {day} is outside {_EARLIEST}..{latest}")
+    confidence = values.get("confidence") or "medium"
+    if confidence not in CONFIDENCE:
+        raise ReleaseError(f"{where}: confidence: expected high, medium or low, got {confidence!r}")
+    url = values.get("source_url") or None
+    if url is not None and not re.match(r"^https?://\S+$", url):
+        raise ReleaseError(f"{where}: source_url: expected an http(s) URL, got {url!r}")
+    return Release(
+        vendor=vendor,
+        model=values["model"],
+        release_date=day,
+        kind=values.get("kind") or "major",
+        source_url=url,
+        confidence=confidence,
+    )
+
+
+def _store(warehouse: Warehouse, releases: list[Release]) -> int:
+    """Write user rows in one transaction; a user row replaces a bundled row with its key."""
+    frame = (
+        pl.DataFrame(
+            [asdict(r) for r in releases],
+            schema={
+                "vendor": pl.String,
+                "model": pl.String,
+                "release_date": pl.Date,
+                "kind": pl.String,
+                "source_url": pl.String,
+                "confidence": pl.String,
+            },
+        )
+        .with_columns(origin=pl.lit("user"))
+        .unique(["vendor", "model", "release_date"])
+    )
+    return warehouse.replace_rows(
+        "releases",
+        frame,
+        key=["vendor", "model", "release_date"],
+        replace_where="origin = 'bundled'",
+    )
+
+
+def add_release(warehouse: Warehouse, release: Release) -> int:
+    """Add one release; returns 1 if it was new, 0 if already recorded."""
+    return _store(warehouse, [release])
+
+
+def import_releases(
+    warehouse: Warehouse,
+    path: Path,
+    *,
+    extra_vendors: Iterable[str] = (),
+    allow_new_vendor: bool = False,
+) -> int:
+    """Validate every row of a CSV, then add them all in one go; returns rows added."""
+    try:
+        handle = path.open(newline="", encoding="utf-8")
+    except OSError as exc:
+        raise ReleaseError(f"{path}: cannot read: {exc.strerror}") from None
+    vendors = known_vendors(warehouse, extra_vendors)
+    with handle:
+        reader = csv.DictReader(handle)
+        header = reader.fieldnames or []
+        missing = [c for c in _REQUIRED if c not in header]
+        if missing:
+            raise ReleaseError(
+                f"{path}:1: header: missing column(s) {', '.join(missing)}; "
+                f"expected {', '.join(_COLUMNS)}"
+            )
+        unknown = [c for c in header if c not in _COLUMNS]
+        if unknown:
+            raise ReleaseError(f"{path}:1: header: unknown column(s) {', '.join(unknown)}")
+        releases = [
+            parse_release(
+                row, f"{path}:{reader.line_num}", vendors, allow_new_vendor=allow_new_vendor
+            )
+            for row in reader
+        ]
+    if not releases:
+        raise ReleaseError(f"{path}: no rows to import")
+    return _store(warehouse, releases)
+
+
+def list_releases(warehouse: Warehouse, vendor: str | None = None) -> pl.DataFrame:
+    """The calendar, newest first, optionally for one vendor."""
+    where, params = ("WHERE vendor = ?", [vendor]) if vendor else ("", None)
+    return warehouse.query(
+        f"SELECT vendor, model, release_date, kind, confidence, origin, source_url "
+        f"FROM releases {where} ORDER BY release_date DESC, vendor, model",
+        params,
+    )

@@ -1,0 +1,45 @@
+"""Print or save a query result as a table, CSV, JSON or Parquet."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import polars as pl
+from rich.console import Console
+from rich.table import Table
+
+__all__ = ["FORMATS", "write_frame"]
+
+FORMATS = ("table", "csv", "json", "parquet")
+
+
+def _table(frame: pl.DataFrame, max_rows: int = 200) -> Table:
+    table = Table(show_lines=False)
+    for name in frame.columns:
+        table.add_column(name, overflow="fold")
+    for row in frame.head(max_rows).iter_rows():
+        table.add_row(*("" if v is None else str(v) for v in row))
+    if frame.height > max_rows:
+        table.caption = f"{max_rows} of {frame.height} rows shown; use --format csv for all"
+    return table
+
+
+def write_frame(frame: pl.DataFrame, fmt: str, out: Path | None) -> None:
+    """Write ``frame`` in ``fmt`` to ``out`` (or stdout; parquet needs a file)."""
+    if fmt not in FORMATS:
+        raise ValueError(f"--format: expected one of {', '.join(FORMATS)}, got {fmt!r}")
+    if fmt == "parquet":
+        if out is None:
+            raise ValueError("--format parquet needs --out FILE")
+        frame.write_parquet(out)
+        return
+    if fmt == "table":
+        console = Console(file=out.open("w", encoding="utf-8") if out else None, width=200)
+        console.print(_table(frame))
+        return
+    text = frame.write_csv() if fmt == "csv" else frame.write_json()
+    if out is not None:
+        out.write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
