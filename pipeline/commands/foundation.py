@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from pipeline.commands.common import CONFIG_OPTION, DB_OPTION, fail, load_or_fail, warehouse_from
-from pipeline.plan import budget_warnings, plan_rows, provider_totals
+from pipeline.plan import plan_rows, provider_totals
 from pipeline.queries import QueryError, canned_queries, resolve_sql
 from pipeline.releases import (
     Release,
