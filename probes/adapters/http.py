@@ -1,0 +1,196 @@
+"""One HTTP exchange, streamed, timed, bounded, and never raising.
+
+Two clocks bound an attempt: httpx's per-read timeout (silence on the socket) and an overall
+deadline (``asyncio.timeout``) that keep-alive comments cannot extend. A third rule catches
+the stream that keeps the socket busy with comments or drip-fed bytes but yields no token for
+``read_timeout_s`` after tokens began: that is a stall too. Whatever happens, the partial
+timeline and text survive in ``StreamState`` and the failure becomes an error class.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from probes.adapters.base import Request
+from probes.adapters.sse import Comment, SSEParser
+from probes.adapters.state import StreamState
+from probes.timing import now_ns
+
+__all__ = ["Exchange", "execute"]
+
+ERROR_BODY_LIMIT = 64 * 1024
+BODY_LIMIT = 32 * 1024 * 1024
+
+
+@dataclass(slots=True)
+class Exchange:
+    """Transport-level facts of one attempt (the content lives in ``StreamState``)."""
+
+    status: int | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    error_body: Any = None  # decoded JSON of a non-2xx body, or its text
+    failure: str | None = None  # error class decided by the transport, if any
+    detail: str | None = None
+    connection_reused: bool | None = None
+
+
+class _Stalled(Exception):
+    """Bytes keep coming but no token has for longer than the read timeout."""
+
+
+class _Trace:
+    """httpx trace hook: did this request open a new TCP connection?"""
+
+    def __init__(self) -> None:
+        self.seen = False
+        self.connected = False
+        self.connecting = False  # inside TCP connect or TLS handshake
+
+    async def __call__(self, name: str, info: dict[str, Any]) -> None:
+        del info
+        self.seen = True
+        if name.startswith(("connection.connect_tcp", "connection.start_tls")):
+            self.connected = True
+            self.connecting = name.endswith(".started")
+
+    @property
+    def reused(self) -> bool | None:
+        return (not self.connected) if self.seen else None
+
+
+def _decode_json(raw: bytes) -> Any:
+    text = raw.decode("utf-8", errors="replace").strip()  # DeepSeek pads with blank lines
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text[:500]
+
+
+async def _read_limited(response: httpx.Response, limit: int) -> bytes:
+    parts: list[bytes] = []
+    size = 0
+    async for piece in response.aiter_bytes():
+        parts.append(piece)
+        size += len(piece)
+        if size >= limit:
+            break
+    return b"".join(parts)
+
+
+async def _consume_stream(
+    response: httpx.Response,
+    state: StreamState,
+    on_event: Callable[..., None],
+    stall_s: float,
+) -> None:
+    parser = SSEParser()
+    timeline = state.timeline
+    async for piece in response.aiter_bytes():
+        at = now_ns()
+        before = len(timeline.token_times)
+        for item in parser.feed(piece):
+            if isinstance(item, Comment):
+                state.comment(item.text)
+            else:
+                on_event(item, state, at)
+        if state.done:
+            return
+        quiet = len(timeline.token_times) == before and timeline.first_token is not None
+        if quiet and timeline.since_last_token_s > stall_s:
+            raise _Stalled
+    for item in parser.close():
+        if isinstance(item, Comment):
+            state.comment(item.text)
+        else:
+            on_event(item, state, now_ns())
+
+
+async def execute(
+    client: httpx.AsyncClient,
+    request: Request,
+    state: StreamState,
+    adapter: Any,
+    *,
+    deadline_s: float,
+    read_timeout_s: float,
+    connect_timeout_s: float = 10.0,
+) -> Exchange:
+    """Send ``request`` and feed the response into ``state`` through ``adapter``."""
+    ex = Exchange()
+    trace = _Trace()
+    timeout = httpx.Timeout(
+        connect=min(connect_timeout_s, deadline_s),
+        read=read_timeout_s,
+        write=min(connect_timeout_s, deadline_s),
+        pool=min(connect_timeout_s, deadline_s),
+    )
+    headers = dict(request.headers)
+    if request.stream:
+        headers.setdefault("accept", "text/event-stream")
+        headers.setdefault("accept-encoding", "identity")  # compression buffers tokens
+    http_request = client.build_request(
+        "POST",
+        request.url,
+        headers=headers,
+        content=json.dumps(request.body).encode(),
+        timeout=timeout,
+        extensions={"trace": trace},
+    )
+    timeline = state.timeline
+    try:
+        async with asyncio.timeout(deadline_s):
+            timeline.mark_sent()
+            response = await client.send(http_request, stream=True, follow_redirects=False)
+            try:
+                timeline.mark_headers()
+                ex.status = response.status_code
+                ex.headers = {k.lower(): v for k, v in response.headers.items()}
+                ex.connection_reused = trace.reused
+                if not 200 <= response.status_code < 300:
+                    ex.error_body = _decode_json(await _read_limited(response, ERROR_BODY_LIMIT))
+                elif request.stream:
+                    await _consume_stream(response, state, adapter.on_event, read_timeout_s)
+                else:
+                    body = _decode_json(await _read_limited(response, BODY_LIMIT))
+                    adapter.on_body(body, state)
+            finally:
+                await response.aclose()
+    except TimeoutError:
+        _timed_out(ex, state, trace, f"overall deadline of {deadline_s:.1f} s passed")
+    except _Stalled:
+        ex.failure, ex.detail = "stall", f"no token for {read_timeout_s:.1f} s"
+    except (httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
+        ex.failure, ex.detail = "timeout_connect", type(exc).__name__
+    except httpx.ReadTimeout:
+        _timed_out(ex, state, trace, f"no byte for {read_timeout_s:.1f} s")
+    except httpx.DecodingError as exc:
+        ex.failure, ex.detail = "malformed_stream", f"undecodable body: {type(exc).__name__}"
+    except (httpx.UnsupportedProtocol, httpx.LocalProtocolError) as exc:
+        ex.failure, ex.detail = "bad_request", f"{type(exc).__name__}: request not sendable"
+    except httpx.TransportError as exc:
+        # Connection refused, reset, or closed mid-body. A close after the finish reason is
+        # how some servers end a stream (no [DONE]); that is not a failure.
+        if state.finish_reason is None or ex.status is None:
+            ex.failure, ex.detail = "connection_error", type(exc).__name__
+    except (ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
+        ex.failure, ex.detail = "malformed_stream", f"unreadable response ({type(exc).__name__})"
+    timeline.finish()
+    if ex.connection_reused is None:
+        ex.connection_reused = trace.reused
+    return ex
+
+
+def _timed_out(ex: Exchange, state: StreamState, trace: _Trace, why: str) -> None:
+    if trace.connecting:
+        ex.failure = "timeout_connect"
+    elif state.timeline.first_token is None:
+        ex.failure = "timeout_first_token"
+    else:
+        ex.failure = "stall"
+    ex.detail = why

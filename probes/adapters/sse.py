@@ -1,0 +1,106 @@
+"""Incremental Server-Sent Events parser (WHATWG event-stream rules), bytes in, events out.
+
+httpx-sse drops comment lines silently, but a probe needs to see them: keep-alive comments
+(``: keep-alive``, ``: OPENROUTER PROCESSING``) are counted, and the simulator reports its
+server-side first-token time in one. The rules are short enough to own: lines end in CRLF, LF
+or CR; ``:`` starts a comment; ``data`` lines join with ``\\n``; a blank line dispatches; bytes
+that are not UTF-8 become U+FFFD (so a sanity check can flag them) instead of raising.
+"""
+
+from __future__ import annotations
+
+import codecs
+from dataclasses import dataclass
+
+__all__ = ["Comment", "Event", "SSEParser"]
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One dispatched event; ``event`` is ``message`` when the stream named none."""
+
+    event: str
+    data: str
+
+
+@dataclass(frozen=True, slots=True)
+class Comment:
+    text: str
+
+
+class SSEParser:
+    """Feed raw bytes as they arrive; get complete events and comments back."""
+
+    def __init__(self) -> None:
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._parts: list[str] = []
+        self._event = ""
+        self._data: list[str] = []
+        self._has_data = False
+        self._first = True
+        self.bytes_seen = 0
+
+    def feed(self, chunk: bytes) -> list[Event | Comment]:
+        self.bytes_seen += len(chunk)
+        return self._lines(self._decoder.decode(chunk), final=False)
+
+    def close(self) -> list[Event | Comment]:
+        """End of stream: a last event without its blank line is still dispatched, since
+        several servers close the socket right after the final ``data:`` line."""
+        out = self._lines(self._decoder.decode(b"", final=True), final=True)
+        if self._has_data:
+            out.append(self._dispatch())
+        return out
+
+    @property
+    def pending(self) -> bool:
+        """True while an event is half-received (data seen, no blank line yet)."""
+        return self._has_data or bool(self._parts)
+
+    def _lines(self, text: str, *, final: bool) -> list[Event | Comment]:
+        if self._first and text:
+            text = text.removeprefix("\ufeff")
+            self._first = False
+        if not final and "\n" not in text and "\r" not in text:
+            self._parts.append(text)  # mid-line: avoid re-joining a long line per read
+            return []
+        buf = "".join(self._parts) + text
+        hold = ""
+        if not final and buf.endswith("\r"):
+            buf, hold = buf[:-1], "\r"  # may be half of a CRLF split across reads
+        if "\r" in buf:
+            buf = buf.replace("\r\n", "\n").replace("\r", "\n")
+        lines = buf.split("\n")
+        rest = lines.pop()
+        if final and rest:
+            lines.append(rest)
+            rest = ""
+        self._parts = [rest + hold] if rest or hold else []
+        out: list[Event | Comment] = []
+        for line in lines:
+            item = self._line(line)
+            if item is not None:
+                out.append(item)
+        return out
+
+    def _line(self, line: str) -> Event | Comment | None:
+        if not line:
+            return self._dispatch() if self._has_data else self._reset()
+        if line.startswith(":"):
+            return Comment(line[1:].strip())
+        name, _, value = line.partition(":")
+        value = value.removeprefix(" ")
+        if name == "data":
+            self._data.append(value)
+            self._has_data = True
+        elif name == "event":
+            self._event = value
+        return None  # id / retry / unknown fields are of no use to a probe
+
+    def _dispatch(self) -> Event:
+        event = Event(self._event or "message", "\n".join(self._data))
+        self._reset()
+        return event
+
+    def _reset(self) -> None:
+        self._event, self._data, self._has_data = "", [], False

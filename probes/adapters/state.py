@@ -1,0 +1,201 @@
+"""What an adapter learns from one response, whatever the wire format.
+
+``StreamState`` gathers answer and reasoning text, usage, finish reason, the reported model
+and any error the provider signalled; ``Timeline`` marks when each content-bearing chunk
+arrived. The wire adapters only translate events into calls on this object.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from probes.timing import Timeline
+
+__all__ = ["ProviderError", "StreamState", "ThinkSplitter", "Usage", "error_fields"]
+
+
+@dataclass(slots=True)
+class Usage:
+    """Token counts as reported; cumulative reports are merged by taking the maximum."""
+
+    input_tokens: int | None = None  # the whole prompt, cached part included
+    output_tokens: int | None = None
+    cached_tokens: int | None = None
+    reasoning_tokens: int | None = None
+    cache_creation_tokens: int | None = None
+    reported_cost: float | None = None  # OpenRouter's own figure, when present
+
+    def merge(self, **values: int | None) -> None:
+        for name, value in values.items():
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                continue
+            current = getattr(self, name)
+            setattr(self, name, value if current is None else max(current, value))
+
+
+@dataclass(slots=True)
+class ProviderError:
+    """An error the provider reported in a body or an in-stream event."""
+
+    codes: tuple[str, ...]
+    message: str
+
+
+class ThinkSplitter:
+    """Separates ``<think>…</think>`` reasoning from answer text, tags split across chunks
+    included. ``open_missing``: text before a lone ``</think>`` was reasoning (MiniMax
+    self-hosted templates drop the opening tag); fixed up in ``finish``."""
+
+    _OPEN, _CLOSE = "<think>", "</think>"
+
+    def __init__(self) -> None:
+        self.inside = False
+        self.seen_open = False
+        self._pending = ""
+
+    def feed(self, text: str) -> tuple[str, str]:
+        """(reasoning, answer) parts of ``text``."""
+        text, self._pending = self._pending + text, ""
+        reasoning: list[str] = []
+        answer: list[str] = []
+        while text:
+            tag = self._CLOSE if self.inside else self._OPEN
+            at = text.find(tag)
+            side = reasoning if self.inside else answer
+            if at >= 0:
+                side.append(text[:at])
+                text = text[at + len(tag) :]
+                self.seen_open = self.seen_open or not self.inside
+                self.inside = not self.inside
+                continue
+            keep = _partial_suffix(text, tag)
+            side.append(text[: len(text) - keep])
+            self._pending = text[len(text) - keep :]
+            break
+        return "".join(reasoning), "".join(answer)
+
+    def flush(self) -> tuple[str, str]:
+        pending, self._pending = self._pending, ""
+        return (pending, "") if self.inside else ("", pending)
+
+
+def _partial_suffix(text: str, tag: str) -> int:
+    """Length of the longest end of ``text`` that could begin ``tag``."""
+    for size in range(min(len(tag) - 1, len(text)), 0, -1):
+        if tag.startswith(text[-size:]):
+            return size
+    return 0
+
+
+_SIM_FIRST_TOKEN = re.compile(r"first[-_ ]token[-_ ]ns\D{0,3}(\d+)", re.I)
+
+
+@dataclass(slots=True)
+class StreamState:
+    """Everything gathered from one response."""
+
+    think_tags: bool = False
+    think_open_missing: bool = False
+    usage_excludes_cache: bool = False
+    timeline: Timeline = field(default_factory=Timeline)
+    answer: list[str] = field(default_factory=list)
+    reasoning: list[str] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    finish_reason: str | None = None
+    reported_model: str | None = None
+    error: ProviderError | None = None
+    done: bool = False  # a terminator ([DONE], message_stop) or a complete body was seen
+    malformed: int = 0  # undecodable events
+    malformed_detail: str | None = None
+    comments: int = 0  # keep-alive comments and pings
+    server_first_token_ns: int | None = None  # simulator's own first-token timestamp
+    _splitter: ThinkSplitter = field(default_factory=ThinkSplitter)
+
+    def chunk(self, reasoning: str = "", answer: str = "", *, at: int | None = None) -> None:
+        """One stream event's text; timed once if it carries any character."""
+        if answer and self.think_tags:
+            extra_reasoning, answer = self._splitter.feed(answer)
+            reasoning += extra_reasoning
+        if reasoning:
+            self.reasoning.append(reasoning)
+        if answer:
+            self.answer.append(answer)
+        if reasoning or answer:
+            self.timeline.token(len(reasoning) + len(answer), answer=bool(answer), at=at)
+
+    def comment(self, text: str) -> None:
+        self.comments += 1
+        match = _SIM_FIRST_TOKEN.search(text)
+        if match and self.server_first_token_ns is None:
+            self.server_first_token_ns = int(match[1])
+
+    def bad_event(self, detail: str) -> None:
+        self.malformed += 1
+        self.malformed_detail = self.malformed_detail or detail[:200]
+
+    def model(self, name: Any) -> None:
+        if isinstance(name, str) and name and self.reported_model is None:
+            self.reported_model = name
+
+    def finish(self, reason: Any) -> None:
+        if isinstance(reason, str) and reason:
+            self.finish_reason = reason
+
+    def fail(self, error: ProviderError) -> None:
+        if self.error is None:
+            self.error = error
+
+    def texts(self) -> tuple[str, str]:
+        """(answer, reasoning) with think-tag leftovers resolved."""
+        if self.think_tags:
+            tail_reasoning, tail_answer = self._splitter.flush()
+            if tail_reasoning:
+                self.reasoning.append(tail_reasoning)
+            if tail_answer:
+                self.answer.append(tail_answer)
+        answer, reasoning = "".join(self.answer), "".join(self.reasoning)
+        if self.think_tags and self.think_open_missing and not self._splitter.seen_open:
+            head, sep, tail = answer.partition("</think>")
+            if sep:
+                reasoning, answer = reasoning + head, tail
+        return answer.lstrip("\n") if self.think_tags else answer, reasoning
+
+
+def error_fields(body: Any) -> ProviderError | None:
+    """The error in a decoded body of any provider's shape, or None if it holds none.
+
+    Shapes: ``{"error": {code, type, status, message, details}}`` (OpenAI, Anthropic, Z.ai,
+    DashScope, Gemini, OpenRouter, vLLM), the same wrapped in a list (Gemini's OpenAI route),
+    flat ``{"object": "error", ...}`` (old vLLM), ``{"base_resp": {status_code}}`` (MiniMax,
+    codes prefixed ``base_resp:``) and top-level ``{"code", "message"}`` (native DashScope).
+    """
+    if isinstance(body, list):
+        body = body[0] if body and isinstance(body[0], dict) else None
+    if not isinstance(body, dict):
+        return None
+    codes: list[str] = []
+    message = ""
+    err = body.get("error")
+    if isinstance(err, dict):
+        for key in ("code", "type", "status"):
+            if err.get(key) is not None:
+                codes.append(str(err[key]))
+        details = err.get("details")
+        for detail in details if isinstance(details, list) else [details]:
+            if isinstance(detail, dict) and detail.get("error_code"):
+                codes.insert(0, str(detail["error_code"]))
+        message = str(err.get("message") or "")
+    elif isinstance(err, str) and err:
+        message = err
+    elif body.get("object") == "error" or (body.get("code") and body.get("message")):
+        codes += [str(body[k]) for k in ("code", "type") if body.get(k) is not None]
+        message = str(body.get("message") or "")
+    base = body.get("base_resp")
+    if isinstance(base, dict) and base.get("status_code") not in (None, 0, "0"):
+        codes.insert(0, f"base_resp:{base['status_code']}")
+        message = message or str(base.get("status_msg") or "")
+    if not codes and not message:
+        return None
+    return ProviderError(tuple(codes), message[:500])

@@ -1,0 +1,255 @@
+"""Run one probe end to end: build the item, send it, time it, classify it, score it.
+
+``run_probe`` never raises (only cancellation propagates): every outcome, including a bug in
+this package, becomes one ``ProbeResult`` row with an error class. Nothing is retried.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import secrets
+from datetime import UTC, datetime
+from importlib.metadata import PackageNotFoundError, version
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+
+from pipeline.config_types import ProbeConfig, ProviderConfig
+from probes.adapters import ADAPTERS, preset_for
+from probes.adapters.http import Exchange, execute
+from probes.adapters.state import StreamState, error_fields
+from probes.errors import classify
+from probes.ids import new_run_id
+from probes.pricing import cost_usd
+from probes.ratelimits import rate_limits, request_id, safe_headers
+from probes.result import ProbeResult
+from probes.sanity import TRUNCATION_REASONS, sanity_flags
+from probes.sizing import CharsPerToken
+from probes.tasks import FAMILIES, Item, TaskFamily
+
+__all__ = ["build_item", "outcome_class", "run_probe"]
+
+FILTER_REASONS = frozenset({"content_filter", "refusal", "sensitive"})
+COMPLETED = frozenset({"ok", "truncated", "empty", "content_filter"})
+_SECRETISH = re.compile(r"(sk-[A-Za-z0-9_-]{6,}|Bearer\s+\S+|key[=:]\s*\S+)", re.I)
+
+try:
+    _VERSION: str | None = version("nerfwatch")
+except PackageNotFoundError:  # running from a checkout without metadata
+    _VERSION = None
+
+
+def _endpoint(base_url: str) -> str:
+    """The base URL without credentials, query or fragment."""
+    parts = urlsplit(base_url)
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+def _scrub(text: str | None, provider: ProviderConfig) -> str | None:
+    if not text:
+        return text
+    key = provider.api_key()
+    if key:
+        text = text.replace(key, "[redacted]")
+    return _SECRETISH.sub("[redacted]", text)[:300]
+
+
+def build_item(
+    family: TaskFamily, probe: ProbeConfig, seed: int, cpt: float
+) -> tuple[Item, int, str]:
+    """The item, its target size and context class for this probe."""
+    if family.KIND == "long":
+        size = probe.context_tokens
+        context_class = probe.context_class
+    else:
+        size, context_class = family.DEFAULT_SIZE, "short"
+    return family.item(seed, size, cpt), size, context_class
+
+
+def outcome_class(
+    ex: Exchange, state: StreamState, answer: str, preset: str
+) -> tuple[str, str | None, str | None]:
+    """(error_class, provider error code, detail) of a finished exchange."""
+    if ex.failure is not None:
+        return ex.failure, None, ex.detail
+    if ex.status is not None and not 200 <= ex.status < 300:
+        fields = _body_error(ex.error_body)
+        codes, message = fields if fields else ((), _short(ex.error_body))
+        return classify(ex.status, codes, message, preset), _first(codes), message
+    if state.error is not None:
+        codes, message = state.error.codes, state.error.message
+        return classify(200, codes, message, preset), _first(codes), message
+    if state.malformed:
+        return "malformed_stream", None, state.malformed_detail
+    if not state.done and state.finish_reason is None:
+        return "malformed_stream", None, "stream ended before any finish signal"
+    if state.finish_reason in TRUNCATION_REASONS:
+        return "truncated", None, None
+    if state.finish_reason in FILTER_REASONS:
+        return "content_filter", None, f"finish_reason={state.finish_reason}"
+    if not answer.strip():
+        return "empty", None, "reasoning only" if state.reasoning else None
+    return "ok", None, None
+
+
+def _body_error(body: object) -> tuple[tuple[str, ...], str] | None:
+    found = error_fields(body)
+    return (found.codes, found.message) if found else None
+
+
+def _short(body: object) -> str:
+    text = str(body or "")
+    if "<html" in text.lower():
+        return "HTML error page"
+    return text[:200]
+
+
+def _first(codes: tuple[str, ...]) -> str | None:
+    return codes[0] if codes else None
+
+
+async def run_probe(
+    provider: ProviderConfig,
+    probe: ProbeConfig,
+    *,
+    client: httpx.AsyncClient,
+    seed: int | None = None,
+    source: str = "live",
+    probe_site: str | None = None,
+    estimator: CharsPerToken | None = None,
+    extra_headers: dict[str, str] | None = None,
+) -> ProbeResult:
+    """One probe attempt as one row. ``estimator`` (one per provider, kept by the caller)
+    sizes prompts and learns from reported usage; ``extra_headers`` are sent as is (the
+    simulator reads ``x-sim-fault``)."""
+    result = ProbeResult(
+        run_id=new_run_id(),
+        started_at=datetime.now(UTC),
+        provider=provider.name,
+        model=provider.model,
+        probe=probe.name,
+        task_family=probe.task,
+        source=source,
+        probe_site=probe_site,
+        vendor=provider.vendor,
+        endpoint=_endpoint(provider.base_url),
+        wire_format=provider.format,
+        plan=provider.plan,
+        seed=seed if seed is not None else secrets.randbits(62),
+        max_output_tokens=probe.max_output_tokens,
+        temperature=probe.temperature,
+        streamed=probe.stream,
+        nerfwatch_version=_VERSION,
+    )
+    try:
+        await _attempt(result, provider, probe, client, estimator, extra_headers or {})
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # a bug here must still leave a row, not a crash
+        result.error_class = result.error_class or "malformed_stream"
+        result.error_detail = _scrub(f"internal error: {type(exc).__name__}: {exc}", provider)
+    return result
+
+
+async def _attempt(
+    result: ProbeResult,
+    provider: ProviderConfig,
+    probe: ProbeConfig,
+    client: httpx.AsyncClient,
+    estimator: CharsPerToken | None,
+    extra_headers: dict[str, str],
+) -> None:
+    family = FAMILIES.get(probe.task)
+    adapter = ADAPTERS.get(provider.format)
+    if family is None or adapter is None:
+        result.error_class = "bad_request"
+        result.error_detail = f"unknown task family {probe.task!r} or format {provider.format!r}"
+        return
+    assert result.seed is not None
+    estimator = estimator or CharsPerToken(provider.chars_per_token)
+    item, size, context_class = build_item(
+        family, probe, result.seed, estimator.estimate(probe.task)
+    )
+    result.task_version = family.VERSION
+    result.context_target_tokens = size
+    result.context_class = context_class
+    result.expected_answer = item.expected
+
+    preset = preset_for(provider.preset, provider.format)
+    request = adapter.build(
+        base_url=provider.base_url,
+        model=provider.model,
+        prompt=item.prompt,
+        max_tokens=probe.max_output_tokens,
+        temperature=probe.temperature,
+        stream=probe.stream,
+        preset=preset,
+        api_key=provider.api_key(),
+        extra_headers={**provider.extra_headers, **extra_headers},
+    )
+    state = StreamState(
+        think_tags=preset.think_tags,
+        think_open_missing=preset.think_open_missing,
+        usage_excludes_cache=preset.input_excludes_cache,
+    )
+    ex = await execute(
+        client, request, state, adapter,
+        deadline_s=probe.timeout_s, read_timeout_s=probe.read_timeout_s,
+    )  # fmt: skip
+    answer, reasoning = state.texts()
+    _fill(result, provider, ex, state, answer, reasoning)
+    error_class, code, detail = outcome_class(ex, state, answer, preset.name)
+    result.error_class, result.error_code = error_class, code
+    result.error_detail = _scrub(detail, provider)
+    if error_class in COMPLETED:
+        score = family.score(item, answer)
+        result.score_strict, result.score_lenient = score.strict, score.lenient
+        result.extracted_answer = score.extracted
+    result.sanity_flags = sanity_flags(
+        answer=answer,
+        prompt=item.prompt,
+        finish_reason=state.finish_reason,
+        reported_model=state.reported_model,
+        configured_model=provider.model,
+        cached_tokens=state.usage.cached_tokens,
+        attempted=error_class in COMPLETED,
+    )
+    estimator.observe(probe.task, len(item.prompt), state.usage.input_tokens)
+
+
+def _fill(
+    result: ProbeResult,
+    provider: ProviderConfig,
+    ex: Exchange,
+    state: StreamState,
+    answer: str,
+    reasoning: str,
+) -> None:
+    usage = state.usage
+    for name, value in state.timeline.summary(usage.output_tokens).items():
+        setattr(result, name, value)
+    for name, value in rate_limits(ex.headers).items():
+        setattr(result, name, value)
+    result.http_status = ex.status
+    result.connection_reused = ex.connection_reused
+    result.response_headers = safe_headers(ex.headers) if ex.status is not None else None
+    result.request_id = request_id(ex.headers)
+    result.reported_model = state.reported_model
+    result.finish_reason = state.finish_reason
+    result.input_tokens = usage.input_tokens
+    result.output_tokens = usage.output_tokens
+    result.cached_tokens = usage.cached_tokens
+    result.reasoning_tokens = usage.reasoning_tokens
+    result.cost_usd = cost_usd(
+        provider,
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        cached_tokens=usage.cached_tokens,
+        reported_cost=usage.reported_cost,
+    )
+    result.response_text = answer if (answer or ex.status == 200) else None
+    result.reasoning_text = reasoning or None
