@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -25,6 +26,15 @@ def _table(frame: pl.DataFrame, max_rows: int = 200) -> Table:
     return table
 
 
+def _flatten_nested(frame: pl.DataFrame) -> pl.DataFrame:
+    """CSV has no lists or structs: nested cells become JSON text."""
+    nested = [name for name, dtype in frame.schema.items() if dtype.is_nested()]
+    return frame.with_columns(
+        pl.Series(name, [json.dumps(v, default=str) for v in frame[name].to_list()])
+        for name in nested
+    )
+
+
 def write_frame(frame: pl.DataFrame, fmt: str, out: Path | None) -> None:
     """Write ``frame`` in ``fmt`` to ``out`` (or stdout; parquet needs a file)."""
     if fmt not in FORMATS:
@@ -38,7 +48,7 @@ def write_frame(frame: pl.DataFrame, fmt: str, out: Path | None) -> None:
         console = Console(file=out.open("w", encoding="utf-8") if out else None, width=200)
         console.print(_table(frame))
         return
-    text = frame.write_csv() if fmt == "csv" else frame.write_json()
+    text = _flatten_nested(frame).write_csv() if fmt == "csv" else frame.write_json()
     if out is not None:
         out.write_text(text, encoding="utf-8")
     else:

@@ -26,7 +26,14 @@ import polars as pl
 
 from pipeline.resources import data_dir, sql_dir
 
-__all__ = ["Migration", "Warehouse", "WarehouseBusy", "WarehouseError", "load_migrations"]
+__all__ = [
+    "Migration",
+    "SqlError",
+    "Warehouse",
+    "WarehouseBusy",
+    "WarehouseError",
+    "load_migrations",
+]
 
 _LOCK_PATTERNS = ("Could not set lock", "Conflicting lock")
 _HOLDER = re.compile(r"Conflicting lock is held in (?P<exe>.+?) \(PID (?P<pid>\d+)\)")
@@ -35,6 +42,10 @@ _MIGRATION_NAME = re.compile(r"^(?P<number>\d{3})_(?P<name>[a-z0-9_]+)\.sql$")
 
 class WarehouseError(Exception):
     """A problem with the warehouse file or its contents, worded for the user."""
+
+
+class SqlError(WarehouseError):
+    """The SQL itself is wrong (syntax, unknown column...): the user's input, not the file."""
 
 
 class WarehouseBusy(WarehouseError):
@@ -93,9 +104,16 @@ def _busy_message(path: Path, exc: BaseException, waited_s: float) -> str:
 class Warehouse:
     """A DuckDB file plus the project's schema, opened briefly per operation."""
 
-    def __init__(self, path: str | Path, *, lock_wait_s: float = 10.0) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        lock_wait_s: float = 10.0,
+        migrations: Sequence[Migration] | None = None,
+    ) -> None:
         self.path = Path(path)
         self.lock_wait_s = lock_wait_s
+        self._migrations = migrations
         self._migrated = False
 
     # -- connections -----------------------------------------------------------------
@@ -143,8 +161,7 @@ class Warehouse:
         self._migrated = True
         return applied
 
-    @staticmethod
-    def _apply_migrations(con: duckdb.DuckDBPyConnection) -> list[str]:
+    def _apply_migrations(self, con: duckdb.DuckDBPyConnection) -> list[str]:
         con.execute(
             "CREATE TABLE IF NOT EXISTS _migrations ("
             " number INTEGER PRIMARY KEY, name VARCHAR NOT NULL,"
@@ -152,7 +169,8 @@ class Warehouse:
         )
         done = {row[0] for row in con.execute("SELECT number FROM _migrations").fetchall()}
         applied: list[str] = []
-        for migration in load_migrations():
+        migrations = self._migrations if self._migrations is not None else load_migrations()
+        for migration in migrations:
             if migration.number in done:
                 continue
             con.execute("BEGIN TRANSACTION")
@@ -320,13 +338,13 @@ class Warehouse:
             try:
                 statements = con.extract_statements(sql)
                 if not statements:
-                    raise WarehouseError("no SQL statement given")
+                    raise SqlError("no SQL statement given")
                 for statement in statements[:-1]:
                     con.execute(statement)
                 relation = con.sql(statements[-1].query, params=params)
                 return relation.pl() if relation is not None else pl.DataFrame()
             except duckdb.Error as exc:
-                raise WarehouseError(str(exc).splitlines()[0]) from exc
+                raise SqlError(" ".join(str(exc).split())) from exc
 
 
 def _scalar(con: duckdb.DuckDBPyConnection, sql: str) -> Any:

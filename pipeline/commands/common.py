@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import NoReturn
 
@@ -50,9 +51,13 @@ def load_or_fail(path: Path | None, *, check_env: bool = True) -> Config:
 
 
 def warehouse_from(config: Path | None, db: Path | None) -> Warehouse:
-    """The warehouse a command should use: --db, else the config's, else the default."""
+    """The warehouse a command should use: --db, else the config's, else the default.
+
+    ``NERFWATCH_LOCK_WAIT_S`` sets how long to wait for another process's lock (default 10).
+    """
+    wait = float(os.environ.get("NERFWATCH_LOCK_WAIT_S", "10"))
     if db is not None:
-        return Warehouse(db)
+        return Warehouse(db, lock_wait_s=wait)
     if config is not None or DEFAULT_CONFIG.exists():
-        return Warehouse(load_or_fail(config, check_env=False).warehouse.path)
-    return Warehouse(DEFAULT_DB)
+        return Warehouse(load_or_fail(config, check_env=False).warehouse.path, lock_wait_s=wait)
+    return Warehouse(DEFAULT_DB, lock_wait_s=wait)

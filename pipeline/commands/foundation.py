@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
+import polars as pl
 import typer
 from rich.console import Console
 from rich.table import Table
@@ -23,7 +24,7 @@ from pipeline.releases import (
 )
 from pipeline.sql_output import FORMATS, write_frame
 from pipeline.starter_config import STARTER_CONFIG
-from pipeline.warehouse import WarehouseError
+from pipeline.warehouse import SqlError, WarehouseError
 
 __all__ = ["register"]
 
@@ -122,10 +123,10 @@ def sql(
         text = resolve_sql(query)
         frame = warehouse_from(config, db).query(text)
         write_frame(frame, fmt, out)
-    except (QueryError, ValueError) as exc:
+    except (QueryError, SqlError, ValueError) as exc:
         fail(str(exc), 2)
-    except WarehouseError as exc:
-        fail(str(exc), 1)
+    except (WarehouseError, pl.exceptions.PolarsError, OSError) as exc:
+        fail(" ".join(str(exc).split()), 1)
 
 
 @releases_app.command("list")

@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""Set up nerfwatch from the lockfile and run it: the quick start's two commands.
+
+    python3 bootstrap.py demo     # install from uv.lock, then run `nerfwatch demo`
+    python3 bootstrap.py test     # install from uv.lock, then lint, type-check and test
+
+Needs only Python >= 3.11. It installs uv (pinned) into .uv-bootstrap/ if uv is not on
+PATH, then `uv sync --frozen` builds .venv exactly as uv.lock says. For the browser tests
+it installs Debian's chromium when it is missing and the machine allows it (root + apt).
+Anything after the command is passed on: `python3 bootstrap.py test -k config`.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+UV_VERSION = "0.13.8"
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+def say(message: str) -> None:
+    print(f"[bootstrap] {message}", flush=True)
+
+
+def run(*args: str | Path, env: dict[str, str] | None = None) -> None:
+    """Run a command in the checkout; stop with its exit status if it fails."""
+    result = subprocess.run([str(a) for a in args], cwd=ROOT, env=env, check=False)  # noqa: S603
+    if result.returncode != 0:
+        say(f"failed ({result.returncode}): {' '.join(str(a) for a in args)}")
+        sys.exit(result.returncode)
+
+
+def find_uv() -> Path:
+    """uv on PATH, else a private copy installed with pip into .uv-bootstrap/."""
+    found = shutil.which("uv")
+    if found:
+        return Path(found)
+    home = ROOT / ".uv-bootstrap"
+    uv = home / "bin" / "uv"
+    if not uv.exists():
+        say(f"installing uv {UV_VERSION} into {home.name}/")
+        venv.EnvBuilder(with_pip=True, clear=True).create(home)
+        run(home / "bin" / "python", "-m", "pip", "install", "--quiet", f"uv=={UV_VERSION}")
+    return uv
+
+
+def uv_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.setdefault("UV_PYTHON", sys.executable)  # use this interpreter, never download one
+    env.setdefault("UV_PYTHON_DOWNLOADS", "never")
+    return env
+
+
+def sync(uv: Path) -> None:
+    say("installing dependencies from uv.lock")
+    run(uv, "sync", "--frozen", "--quiet", env=uv_env())
+
+
+def ensure_chromium() -> None:
+    """Debian's chromium for the browser tests; nothing is downloaded outside apt."""
+    if CHROMIUM.exists():
+        return
+    if os.geteuid() != 0 or shutil.which("apt-get") is None:
+        say("chromium is missing and cannot be installed here; browser tests will be skipped")
+        return
+    say("installing Debian's chromium for the browser tests")
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    run("apt-get", "update", "-qq", env=env)
+    run("apt-get", "install", "-y", "-qq", "--no-install-recommends", "chromium", env=env)
+
+
+def main(argv: list[str]) -> None:
+    if not argv or argv[0] not in ("demo", "test", "nerfwatch"):
+        print(__doc__)
+        sys.exit(2)
+    command, rest = argv[0], argv[1:]
+    uv = find_uv()
+    sync(uv)
+    env = uv_env()
+    if command == "demo":
+        run(uv, "run", "--frozen", "nerfwatch", "demo", *rest, env=env)
+    elif command == "nerfwatch":
+        run(uv, "run", "--frozen", "nerfwatch", *rest, env=env)
+    else:
+        ensure_chromium()
+        say("ruff (lint and format)")
+        run(uv, "run", "--frozen", "ruff", "check", ".", env=env)
+        run(uv, "run", "--frozen", "ruff", "format", "--check", ".", env=env)
+        say("mypy")
+        run(uv, "run", "--frozen", "mypy", env=env)
+        say("pytest")
+        run(uv, "run", "--frozen", "pytest", *rest, env=env)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

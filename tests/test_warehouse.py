@@ -1,0 +1,199 @@
+"""The warehouse against real DuckDB files: migrations, idempotent inserts, views, locks."""
+
+from __future__ import annotations
+
+import threading
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pytest
+
+from pipeline.warehouse import Migration, Warehouse, WarehouseBusy, WarehouseError, load_migrations
+from probes.ids import new_run_id, run_id_at
+from probes.result import ProbeResult
+from tests.support.lock_holder import holding
+
+T0 = datetime(2026, 11, 2, 10, 0, tzinfo=UTC)  # a Monday
+
+
+def result(**fields: object) -> ProbeResult:
+    base: dict[str, object] = {
+        "run_id": new_run_id(),
+        "started_at": T0,
+        "provider": "alpha",
+        "model": "m",
+        "probe": "short",
+        "task_family": "arithmetic",
+        "context_class": "short",
+        "error_class": "ok",
+        "ttft_ms": 100.0,
+        "total_ms": 500.0,
+        "score_strict": "correct",
+    }
+    base.update(fields)
+    return ProbeResult(**base)  # type: ignore[arg-type]
+
+
+def test_migrate_creates_schema_and_is_idempotent(tmp_path: Path) -> None:
+    wh = Warehouse(tmp_path / "w.duckdb")
+    applied = wh.migrate()
+    assert applied == [m.name for m in load_migrations()]
+    assert Warehouse(tmp_path / "w.duckdb").migrate() == []
+    con = duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True)
+    names = {
+        r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()
+    }
+    con.close()
+    assert {"probe_results", "releases", "incidents", "analysis_runs", "phases"} <= names
+    # the views live inside the database file, so the plain duckdb CLI sees them
+    assert {
+        "probes",
+        "hourly",
+        "daily",
+        "errors_hourly",
+        "long_context_penalty",
+        "rate_limit_headroom",
+    } <= names
+
+
+def test_failed_migration_rolls_back_with_its_record(tmp_path: Path) -> None:
+    broken = Migration(99, "099_broken", "CREATE TABLE half (a INTEGER);\nSELECT * FROM nowhere;")
+    wh = Warehouse(tmp_path / "w.duckdb", migrations=[*load_migrations(), broken])
+    with pytest.raises(WarehouseError, match="099_broken"):
+        wh.migrate()
+    rows = Warehouse(tmp_path / "w.duckdb").query(
+        "SELECT count(*) AS n FROM information_schema.tables WHERE table_name = 'half'"
+    )
+    assert rows["n"][0] == 0
+    numbers = Warehouse(tmp_path / "w.duckdb").query("SELECT number FROM _migrations")
+    assert 99 not in numbers["number"].to_list()
+    assert len(numbers) == len(load_migrations())
+
+
+def test_migration_files_are_numbered_uniquely(tmp_path: Path) -> None:
+    (tmp_path / "001_a.sql").write_text("SELECT 1;")
+    (tmp_path / "001_b.sql").write_text("SELECT 1;")
+    with pytest.raises(WarehouseError, match="001"):
+        load_migrations(tmp_path)
+
+
+def test_insert_is_idempotent_by_run_id(warehouse: Warehouse) -> None:
+    rows = [result().as_row() for _ in range(3)]
+    assert warehouse.insert_rows("probe_results", rows + rows[:1], key="run_id") == 3
+    assert warehouse.insert_rows("probe_results", rows, key="run_id") == 0
+    assert warehouse.query("SELECT count(*) AS n FROM probe_results")["n"][0] == 3
+
+
+def test_row_roundtrip_keeps_every_field(warehouse: Warehouse) -> None:
+    original = result(
+        sanity_flags=["truncated", "wrong_script"],
+        response_headers={"x-request-id": "abc"},
+        rl_tokens_limit=90_000,
+        response_text="<script>alert(1)</script>",
+        cost_usd=0.0012,
+    )
+    warehouse.insert_rows("probe_results", [original.as_row()], key="run_id")
+    row = warehouse.query("SELECT * FROM probe_results").row(0, named=True)
+    assert row["sanity_flags"] == ["truncated", "wrong_script"]
+    assert row["rl_tokens_limit"] == 90_000
+    assert row["response_text"] == "<script>alert(1)</script>"
+    assert row["started_at"] == T0
+
+
+def test_spool_json_roundtrip() -> None:
+    original = result(response_headers={"a": "b"}, sanity_flags=["empty"])
+    assert ProbeResult.from_json(original.to_json()) == original
+
+
+def test_run_ids_are_time_ordered() -> None:
+    early = run_id_at(1_700_000_000_000)
+    late = run_id_at(1_700_000_000_001)
+    assert early < late and len({new_run_id() for _ in range(1000)}) == 1000
+
+
+def test_hourly_rollup_percentiles_and_rates(warehouse: Warehouse) -> None:
+    rows = [result(ttft_ms=float(ms)).as_row() for ms in range(100, 1100, 100)]  # 10 ok
+    rows += [
+        result(error_class="overloaded", ttft_ms=None, http_status=529, score_strict=None).as_row(),
+        result(
+            error_class="rate_limited", ttft_ms=None, http_status=429, score_strict=None
+        ).as_row(),
+    ]
+    rows += [result(score_strict="wrong", ttft_ms=50.0, sanity_flags=["refusal"]).as_row()]
+    rows += [result(run_status="skipped", skip_reason="budget", error_class=None).as_row()]
+    warehouse.insert_rows("probe_results", rows, key="run_id")
+    hourly = warehouse.query("SELECT * FROM hourly").row(0, named=True)
+    assert hourly["n"] == 13  # skipped runs are not attempts
+    assert hourly["n_ok"] == 11
+    ok_ttft = sorted([*range(100, 1100, 100), 50])
+    assert hourly["ttft_p50_ms"] == pytest.approx(pl.Series(ok_ttft).median())
+    assert hourly["error_rate"] == pytest.approx(2 / 13)
+    assert hourly["overloaded_rate"] == pytest.approx(1 / 13)
+    assert hourly["accuracy"] == pytest.approx(10 / 11)
+    assert hourly["sanity_flag_rate"] == pytest.approx(1 / 13)
+    errors = warehouse.query("SELECT error_class, n FROM errors_hourly ORDER BY error_class")
+    assert dict(errors.iter_rows()) == {"ok": 11, "overloaded": 1, "rate_limited": 1}
+
+
+def test_long_context_penalty_and_headroom(warehouse: Warehouse) -> None:
+    rows = [result(context_class="short", ttft_ms=200.0).as_row() for _ in range(3)]
+    rows += [
+        result(
+            context_class="long",
+            ttft_ms=1000.0,
+            task_family="kv_lookup",
+            rl_requests_limit=100,
+            rl_requests_remaining=25,
+        ).as_row()
+        for _ in range(3)
+    ]
+    rows += [result(started_at=T0 + timedelta(hours=1), ttft_ms=300.0).as_row()]
+    warehouse.insert_rows("probe_results", rows, key="run_id")
+    penalty = warehouse.query("SELECT * FROM long_context_penalty ORDER BY hour")
+    assert penalty["penalty_ratio"][0] == pytest.approx(5.0)
+    assert penalty["penalty_ratio"][1] is None  # no long probes in the second hour
+    headroom = warehouse.query("SELECT * FROM rate_limit_headroom ORDER BY hour").row(0, named=True)
+    assert headroom["requests_headroom_min"] == pytest.approx(0.25)
+    assert headroom["requests_limit_p50"] == 100
+
+
+def test_bundled_release_calendar_is_loaded(warehouse: Warehouse) -> None:
+    counts = warehouse.query("SELECT origin, count(*) AS n FROM releases GROUP BY origin")
+    assert dict(counts.iter_rows())["bundled"] > 100
+    vendors = set(warehouse.query("SELECT DISTINCT vendor FROM releases")["vendor"])
+    assert {"OpenAI", "Anthropic", "DeepSeek", "Zhipu/Z.ai"} <= vendors
+    assert warehouse.query("SELECT count(*) AS n FROM incidents")["n"][0] > 20
+
+
+def test_reader_waits_for_a_writer_then_names_it(warehouse: Warehouse) -> None:
+    quick = Warehouse(warehouse.path, lock_wait_s=0.5)
+    with holding(warehouse.path) as holder, pytest.raises(WarehouseBusy) as info:
+        quick.query("SELECT 1")
+    message = str(info.value)
+    assert f"process {holder.pid}" in message and "\n" not in message
+    assert "IO Error" not in message
+
+
+def test_reader_succeeds_once_the_writer_lets_go(warehouse: Warehouse) -> None:
+    patient = Warehouse(warehouse.path, lock_wait_s=20)
+    result_box: list[pl.DataFrame] = []
+    with holding(warehouse.path):
+        started = threading.Event()
+
+        def read() -> None:
+            started.set()
+            result_box.append(patient.query("SELECT count(*) AS n FROM probe_results"))
+
+        thread = threading.Thread(target=read)
+        thread.start()
+        started.wait(5)
+    thread.join(30)
+    assert result_box and result_box[0]["n"][0] == 0
+
+
+def test_query_errors_are_one_line(warehouse: Warehouse) -> None:
+    with pytest.raises(WarehouseError) as info:
+        warehouse.query("SELECT nope FROM probe_results")
+    assert "\n" not in str(info.value) and "nope" in str(info.value)
