@@ -1,0 +1,224 @@
+"""Scenario TOML -> ``Scenario``, with errors that name the file, the key and what was expected.
+
+Simple tables map one-to-one onto the dataclasses in ``probes.simulator.scenario``; their
+fields (and defaults) are the documentation of the keys, mirrored in ``README.md``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+import types
+import typing
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+from probes.simulator.faults import FAULTS
+from probes.simulator.scenario import (
+    ERROR_KINDS,
+    STAGES,
+    Clock,
+    FaultTiming,
+    HistoryOptions,
+    Phase,
+    ProbeSpec,
+    Provider,
+    Release,
+    Rhythm,
+    Scenario,
+)
+
+__all__ = ["ScenarioError", "bundled_scenario", "load_scenario", "parse_scenario", "scenarios_dir"]
+
+T = TypeVar("T")
+_FORMATS = ("openai", "anthropic")
+_REASONING = ("none", "reasoning_content", "think_tags", "thinking")
+
+
+class ScenarioError(ValueError):
+    """A scenario file that cannot be used; the message names file and key."""
+
+
+def scenarios_dir() -> Path:
+    """Directory of the scenarios shipped inside this package."""
+    return Path(__file__).resolve().parent / "scenarios"
+
+
+def bundled_scenario(name: str = "training_cycle") -> Path:
+    return scenarios_dir() / f"{name}.toml"
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Read and validate a scenario file."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ScenarioError(f"{path}: cannot read scenario ({exc.strerror})") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ScenarioError(f"{path}: invalid TOML: {exc}") from None
+    return parse_scenario(data, where=str(path))
+
+
+def parse_scenario(data: dict[str, Any], *, where: str = "<scenario>") -> Scenario:
+    """Validate a scenario already parsed from TOML."""
+    data = dict(data)
+    providers_raw = _pop_list(data, "providers", where)
+    probes_raw = _pop_list(data, "probes", where)
+    if not providers_raw:
+        raise ScenarioError(f"{where}: key 'providers': expected at least one [[providers]] table")
+    rhythm = _build(Rhythm, data.pop("rhythm", {}), f"{where}: [rhythm]")
+    clock = _build(Clock, data.pop("clock", {}), f"{where}: [clock]")
+    timing = _build(FaultTiming, data.pop("faults", {}), f"{where}: [faults]")
+    history = _build(HistoryOptions, data.pop("history", {}), f"{where}: [history]")
+    providers = tuple(
+        _provider(raw, f"{where}: providers[{i}]", clock) for i, raw in enumerate(providers_raw)
+    )
+    names = [p.name for p in providers]
+    if len(set(names)) != len(names):
+        raise ScenarioError(f"{where}: key 'providers': provider names must be unique, got {names}")
+    probes = tuple(
+        _build(ProbeSpec, raw, f"{where}: probes[{i}]") for i, raw in enumerate(probes_raw)
+    )
+    data.setdefault("name", Path(where).stem)
+    data.setdefault("description", "")
+    return _build(
+        Scenario,
+        data,
+        where,
+        providers=providers,
+        probes=probes,
+        rhythm=rhythm,
+        clock=clock,
+        fault_timing=timing,
+        history=history,
+    )
+
+
+def _provider(raw: dict[str, Any], where: str, clock: Clock) -> Provider:
+    raw = dict(raw)
+    phases_raw = _pop_list(raw, "phases", where)
+    releases_raw = _pop_list(raw, "releases", where)
+    rhythm_raw = raw.pop("rhythm", None)
+    phases = tuple(_phase(p, f"{where}.phases[{i}]", clock) for i, p in enumerate(phases_raw))
+    if not phases:
+        phases = (Phase(stage="stable", start_day=0.0),)
+    starts = [p.start_day for p in phases]
+    if starts != sorted(starts):
+        raise ScenarioError(f"{where}: key 'phases': phases must be in time order, got {starts}")
+    releases = tuple(
+        _release(r, f"{where}.releases[{i}]", clock) for i, r in enumerate(releases_raw)
+    )
+    rhythm = None if rhythm_raw is None else _build(Rhythm, rhythm_raw, f"{where}.rhythm")
+    provider = _build(Provider, raw, where, phases=phases, releases=releases, rhythm=rhythm)
+    _check_choice(provider.format, _FORMATS, where, "format")
+    _check_choice(provider.reasoning, _REASONING, where, "reasoning")
+    for kind in provider.errors:
+        _check_choice(kind, ERROR_KINDS, where, "errors")
+    for fault in provider.faults:
+        _check_choice(fault, tuple(FAULTS), where, "faults")
+    return provider
+
+
+def _day_of(raw: dict[str, Any], where: str, clock: Clock) -> float:
+    """A phase/release start from ``day`` (offset) or ``date`` (needs [clock].start)."""
+    if "day" in raw and "date" in raw:
+        raise ScenarioError(f"{where}: give either 'day' or 'date', not both")
+    if "date" in raw:
+        when = raw.pop("date")
+        if isinstance(when, datetime):
+            when = when.date()
+        if not isinstance(when, date):
+            raise ScenarioError(f"{where}: key 'date': expected a TOML date, got {when!r}")
+        if clock.start is None:
+            raise ScenarioError(f"{where}: key 'date' needs [clock].start to be set")
+        return float((when - clock.start).days)
+    day = raw.pop("day", 0.0)
+    if isinstance(day, bool) or not isinstance(day, int | float):
+        raise ScenarioError(f"{where}: key 'day': expected a number of days, got {day!r}")
+    return float(day)
+
+
+def _phase(raw: dict[str, Any], where: str, clock: Clock) -> Phase:
+    raw = dict(raw)
+    start = _day_of(raw, where, clock)
+    phase = _build(Phase, raw, where, start_day=start)
+    _check_choice(phase.stage, STAGES, where, "stage")
+    for kind in phase.error_multipliers:
+        _check_choice(kind, ERROR_KINDS, where, "error_multipliers")
+    return phase
+
+
+def _release(raw: dict[str, Any], where: str, clock: Clock) -> Release:
+    raw = dict(raw)
+    return _build(Release, raw, where, day=_day_of(raw, where, clock))
+
+
+def _check_choice(value: str, allowed: tuple[str, ...], where: str, key: str) -> None:
+    if value not in allowed:
+        raise ScenarioError(f"{where}: key '{key}': expected one of {list(allowed)}, got {value!r}")
+
+
+def _pop_list(data: dict[str, Any], key: str, where: str) -> list[dict[str, Any]]:
+    value = data.pop(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+        raise ScenarioError(f"{where}: key '{key}': expected an array of tables ([[{key}]])")
+    return value
+
+
+def _build(cls: type[T], raw: Any, where: str, **given: Any) -> T:
+    """Construct dataclass ``cls`` from a TOML table, checking names and types."""
+    if not isinstance(raw, dict):
+        raise ScenarioError(f"{where}: expected a table")
+    hints = typing.get_type_hints(cls)
+    names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    unknown = sorted(set(raw) - names)
+    if unknown:
+        raise ScenarioError(f"{where}: unknown key(s) {unknown}; known: {sorted(names)}")
+    values = dict(given)
+    for key, value in raw.items():
+        if key in given:
+            continue
+        values[key] = _coerce(value, hints[key], f"{where}: key '{key}'")
+    try:
+        return cls(**values)
+    except TypeError as exc:
+        raise ScenarioError(f"{where}: {exc}") from None
+
+
+def _coerce(value: Any, hint: Any, where: str) -> Any:
+    """Check one TOML value against a (simple) annotation."""
+    origin = typing.get_origin(hint)
+    if origin in (types.UnionType, typing.Union):
+        options = [a for a in typing.get_args(hint) if a is not type(None)]
+        return _coerce(value, options[0], where)
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise ScenarioError(f"{where}: expected a table of numbers")
+        return {str(k): _coerce(v, float, f"{where}.{k}") for k, v in value.items()}
+    if hint is float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ScenarioError(f"{where}: expected a number, got {value!r}")
+        return float(value)
+    if hint is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ScenarioError(f"{where}: expected an integer, got {value!r}")
+        return value
+    if hint is bool:
+        if not isinstance(value, bool):
+            raise ScenarioError(f"{where}: expected true or false, got {value!r}")
+        return value
+    if hint is str:
+        if not isinstance(value, str):
+            raise ScenarioError(f"{where}: expected a string, got {value!r}")
+        return value
+    if hint is date:
+        if isinstance(value, datetime):
+            return value.date()
+        if not isinstance(value, date):
+            raise ScenarioError(f"{where}: expected a TOML date (2026-05-01), got {value!r}")
+        return value
+    return value
