@@ -1,0 +1,1 @@
+"""Analysis layer: pure functions from frames to frames, plus one orchestrator."""
