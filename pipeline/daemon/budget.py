@@ -1,0 +1,169 @@
+"""Daily token and cost caps, total and per provider, checked before each probe.
+
+A probe is priced before it runs at its worst case (full context target in, every
+``max_output_tokens`` out, uncached prices) and the estimate is reserved until the real
+usage is known. Long-context probes may only spend up to ``long_share`` of a cap, so
+as the day's spend approaches the cap they stop first and the cheap short probes keep
+the time series alive. Days are UTC days.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+
+from pipeline.config_types import BudgetConfig, BudgetLimits, ProbeConfig, ProviderConfig
+from probes.result import ProbeResult
+
+__all__ = ["BudgetGuard", "Reservation", "Spend", "estimate", "price_usd"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class Spend:
+    tokens: float = 0.0
+    cost_usd: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Reservation:
+    provider: str
+    tokens: float
+    cost_usd: float
+    day: date
+
+
+def price_usd(
+    provider: ProviderConfig, input_tokens: float, output_tokens: float, cached: float = 0.0
+) -> float:
+    """Price from token counts; cached input tokens at the cached rate."""
+    uncached = max(input_tokens - cached, 0.0)
+    return (
+        uncached * provider.price_input_per_mtok
+        + cached * provider.price_cached_per_mtok
+        + output_tokens * provider.price_output_per_mtok
+    ) / 1e6
+
+
+def estimate(provider: ProviderConfig, probe: ProbeConfig) -> Reservation:
+    """Worst-case tokens and cost of one run, for today's reservation."""
+    tokens = float(probe.context_tokens + probe.max_output_tokens)
+    cost = price_usd(provider, probe.context_tokens, probe.max_output_tokens)
+    return Reservation(provider.name, tokens, cost, _today())
+
+
+def result_usage(provider: ProviderConfig, result: ProbeResult) -> Spend:
+    """What a finished probe consumed; fills ``cost_usd`` when the runner left it empty."""
+    tokens = float((result.input_tokens or 0) + (result.output_tokens or 0))
+    if result.cost_usd is None and (result.input_tokens or result.output_tokens):
+        result.cost_usd = price_usd(
+            provider,
+            result.input_tokens or 0,
+            result.output_tokens or 0,
+            result.cached_tokens or 0,
+        )
+    return Spend(tokens, result.cost_usd or 0.0)
+
+
+def _today() -> date:
+    return datetime.now(UTC).date()
+
+
+class BudgetGuard:
+    """Tracks today's spend plus in-flight reservations against the caps."""
+
+    def __init__(
+        self,
+        budget: BudgetConfig,
+        *,
+        long_share: float = 0.8,
+        today: Callable[[], date] = _today,
+    ) -> None:
+        self.budget = budget
+        self.long_share = long_share
+        self._today = today
+        self._day = today()
+        self.spent: dict[str, Spend] = {}
+        self._reserved: dict[str, Spend] = {}
+
+    def configure(self, budget: BudgetConfig) -> None:
+        self.budget = budget
+
+    def seed(self, spent: Mapping[str, Spend]) -> None:
+        """Start from what today's stored rows already consumed."""
+        self._roll()
+        for name, spend in spent.items():
+            mine = self.spent.setdefault(name, Spend())
+            mine.tokens += spend.tokens
+            mine.cost_usd += spend.cost_usd
+
+    def _roll(self) -> None:
+        today = self._today()
+        if today != self._day:
+            self._day = today
+            self.spent.clear()
+            self._reserved.clear()
+
+    def _totals(self, name: str | None) -> Spend:
+        """Spent plus reserved, for one provider or (None) all of them."""
+        out = Spend()
+        for source in (self.spent, self._reserved):
+            for provider, spend in source.items():
+                if name is None or provider == name:
+                    out.tokens += spend.tokens
+                    out.cost_usd += spend.cost_usd
+        return out
+
+    def _breach(
+        self, limits: BudgetLimits | None, used: Spend, want: Reservation, share: float
+    ) -> str | None:
+        if limits is None:
+            return None
+        if (
+            limits.daily_tokens is not None
+            and used.tokens + want.tokens > limits.daily_tokens * share
+        ):
+            return f"tokens {used.tokens + want.tokens:.0f} > {limits.daily_tokens * share:.0f}"
+        cap = limits.daily_cost_usd
+        if cap is not None and used.cost_usd + want.cost_usd > cap * share:
+            return f"cost ${used.cost_usd + want.cost_usd:.4f} > ${cap * share:.4f}"
+        return None
+
+    def reserve(self, provider: ProviderConfig, probe: ProbeConfig) -> Reservation | str:
+        """A reservation, or the reason (text) why the probe would exceed a cap."""
+        self._roll()
+        want = estimate(provider, probe)
+        share = self.long_share if probe.context_class == "long" else 1.0
+        scopes = (
+            ("total", self.budget.total, None),
+            (provider.name, self.budget.per_provider.get(provider.name), provider.name),
+        )
+        for label, limits, name in scopes:
+            why = self._breach(limits, self._totals(name), want, share)
+            if why is not None:
+                return f"{label} daily budget: {why}"
+        held = self._reserved.setdefault(provider.name, Spend())
+        held.tokens += want.tokens
+        held.cost_usd += want.cost_usd
+        return want
+
+    def settle(self, reservation: Reservation, used: Spend | None) -> None:
+        """Replace the reservation by what was really used (None: nothing was sent)."""
+        self._roll()
+        if reservation.day != self._day:
+            return
+        held = self._reserved.get(reservation.provider)
+        if held is not None:
+            held.tokens = max(held.tokens - reservation.tokens, 0.0)
+            held.cost_usd = max(held.cost_usd - reservation.cost_usd, 0.0)
+        if used is not None:
+            mine = self.spent.setdefault(reservation.provider, Spend())
+            mine.tokens += used.tokens
+            mine.cost_usd += used.cost_usd
+
+    def today_spend(self) -> dict[str, Spend]:
+        self._roll()
+        return {name: Spend(s.tokens, s.cost_usd) for name, s in self.spent.items()}

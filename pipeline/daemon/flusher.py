@@ -1,0 +1,182 @@
+"""Moves spooled results into DuckDB in short, idempotent transactions.
+
+Runs in a worker thread (never on the event loop). A flush seals the active spool
+segment, inserts every sealed segment's rows keyed by ``run_id`` and deletes the
+segments only after the commit. When a reader holds the file the warehouse raises
+``WarehouseBusy`` after its (short) lock wait: the segments stay, probing goes on,
+and the next flush retries with a growing back-off.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import threading
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from pipeline.daemon.spool import Segment, Spool, read_segment
+from pipeline.warehouse import Warehouse, WarehouseBusy, WarehouseError
+from probes.result import ProbeResult
+
+__all__ = ["PROBE_SCHEMA", "FlushOutcome", "Flusher", "probe_frame"]
+
+log = logging.getLogger(__name__)
+
+_CHUNK_ROWS = 5_000
+_REJECTED = "rejected.jsonl"
+
+
+def _polars_type(annotation: str) -> pl.DataType:
+    base = annotation.replace(" | None", "").strip()
+    mapping: dict[str, pl.DataType] = {
+        "str": pl.String(),
+        "int": pl.Int64(),
+        "float": pl.Float64(),
+        "bool": pl.Boolean(),
+        "datetime": pl.Datetime("us", "UTC"),
+        "dict[str, str]": pl.String(),  # serialized JSON text (see ProbeResult.as_row)
+        "list[str]": pl.List(pl.String()),
+    }
+    if base not in mapping:
+        raise TypeError(f"ProbeResult field type {annotation!r} has no warehouse mapping")
+    return mapping[base]
+
+
+PROBE_SCHEMA: dict[str, pl.DataType] = {
+    f.name: _polars_type(str(f.type)) for f in dataclasses.fields(ProbeResult)
+}
+
+
+def probe_frame(rows: Sequence[Mapping[str, Any]]) -> pl.DataFrame:
+    """Spool rows (decoded JSON) as a frame with the warehouse's column types."""
+    columns: dict[str, list[Any]] = {name: [] for name in PROBE_SCHEMA}
+    for row in rows:
+        for name, values in columns.items():
+            values.append(row.get(name))
+    started = columns["started_at"]
+    columns["started_at"] = [
+        datetime.fromisoformat(v) if isinstance(v, str) else v for v in started
+    ]
+    headers = columns["response_headers"]
+    columns["response_headers"] = [
+        json.dumps(v, sort_keys=True) if isinstance(v, dict) else v for v in headers
+    ]
+    columns["sanity_flags"] = [v if v is not None else [] for v in columns["sanity_flags"]]
+    return pl.DataFrame(columns, schema=PROBE_SCHEMA)
+
+
+@dataclass(frozen=True, slots=True)
+class FlushOutcome:
+    """What one flush did; ``busy`` means a reader held the file and nothing moved."""
+
+    rows: int = 0
+    inserted: int = 0
+    segments: int = 0
+    seconds: float = 0.0
+    busy: bool = False
+    error: str | None = None
+
+
+@dataclass(slots=True)
+class _SideRows:
+    table: str
+    key: str
+    rows: list[dict[str, Any]]
+
+
+class Flusher:
+    """Owns the spool → warehouse move; thread-safe, one flush at a time."""
+
+    def __init__(self, spool: Spool, warehouse: Warehouse) -> None:
+        self.spool = spool
+        self.warehouse = warehouse
+        self._lock = threading.Lock()
+        self._side: list[_SideRows] = []
+        self._side_lock = threading.Lock()
+        self.consecutive_busy = 0
+
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        """No flush runs inside this block (e.g. while a report reads the file)."""
+        with self._lock:
+            yield
+
+    def add_side_rows(self, table: str, rows: list[dict[str, Any]], *, key: str) -> None:
+        """Queue rows for another table (daemon events, alert events); best effort."""
+        with self._side_lock:
+            self._side.append(_SideRows(table, key, rows))
+
+    def flush_once(self) -> FlushOutcome:
+        """Seal, insert and delete; never raises for a busy or failing warehouse."""
+        with self._lock:
+            started = time.perf_counter()
+            segments = self.spool.seal()
+            try:
+                rows, inserted = self._move(segments)
+                self._flush_side_rows()
+            except WarehouseBusy as exc:
+                self.consecutive_busy += 1
+                if self.consecutive_busy == 1 or self.consecutive_busy % 30 == 0:
+                    log.warning("flush deferred, spool keeps the rows: %s", exc)
+                return FlushOutcome(busy=True, seconds=time.perf_counter() - started)
+            except WarehouseError as exc:
+                log.error("flush failed, spool keeps the rows: %s", exc)
+                return FlushOutcome(error=str(exc), seconds=time.perf_counter() - started)
+            if self.consecutive_busy:
+                log.info(
+                    "warehouse available again after %d deferred flushes", self.consecutive_busy
+                )
+            self.consecutive_busy = 0
+            return FlushOutcome(
+                rows=rows,
+                inserted=inserted,
+                segments=len(segments),
+                seconds=time.perf_counter() - started,
+            )
+
+    def _move(self, segments: list[Segment]) -> tuple[int, int]:
+        if not segments:
+            return 0, 0
+        rows: list[dict[str, Any]] = []
+        for segment in segments:
+            for line in read_segment(segment.path):
+                try:
+                    rows.append(json.loads(line))
+                except ValueError:
+                    self._reject(segment.path, line)
+        inserted = 0
+        for start in range(0, len(rows), _CHUNK_ROWS):
+            frame = probe_frame(rows[start : start + _CHUNK_ROWS])
+            inserted += self.warehouse.insert_frame("probe_results", frame, key="run_id")
+        self.spool.remove(segments)
+        if inserted < len(rows):
+            log.info("flush skipped %d rows already stored (replay)", len(rows) - inserted)
+        return len(rows), inserted
+
+    def _reject(self, path: Path, line: str) -> None:
+        """Keep an undecodable line aside instead of blocking the spool forever."""
+        log.error("spool line in %s is not valid JSON; moved to %s", path.name, _REJECTED)
+        with open(self.spool.directory / _REJECTED, "a", encoding="utf-8") as fh:
+            fh.write(line + "\n")
+
+    def _flush_side_rows(self) -> None:
+        with self._side_lock:
+            pending, self._side = self._side, []
+        try:
+            while pending:
+                batch = pending[0]
+                self.warehouse.insert_rows(batch.table, batch.rows, key=batch.key)
+                pending.pop(0)
+        finally:
+            if pending:
+                with self._side_lock:
+                    self._side = pending + self._side

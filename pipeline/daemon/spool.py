@@ -1,0 +1,270 @@
+"""The spool: an fsync'd, append-only journal of probe results awaiting the warehouse.
+
+A result counts as done only once its JSON line is on disk. DuckDB may be held by a
+reader for hours, and the process may be killed at any instant, so the spool is the
+durable record until a flush has committed the rows.
+
+Layout: ``seg-<seq>.jsonl`` files in one directory. The writer appends to the newest
+segment it opened itself; ``seal()`` starts a fresh one, so every older segment is
+immutable and can be flushed. A segment is deleted only after its rows are committed
+to the warehouse, and the warehouse insert is idempotent by ``run_id``: a crash between
+commit and delete replays rows that are then skipped, so each acknowledged result
+ends up stored exactly once. A process never appends to a segment left by an earlier
+process, so a torn last line (a write cut by ``kill -9``) stays the last line of its
+segment and is recognised and dropped on replay; it was never acknowledged.
+
+Appends go through one writer thread that batches concurrent lines into one
+``write`` + ``fsync`` (group commit), keeping disk latency off the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import logging
+import os
+import queue
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["Segment", "Spool", "SpoolError", "SpoolLocked", "pending_lines", "read_segment"]
+
+log = logging.getLogger(__name__)
+
+_PREFIX = "seg-"
+_SUFFIX = ".jsonl"
+_LOCK_NAME = ".lock"
+
+
+class SpoolError(Exception):
+    """The spool directory cannot be used."""
+
+
+class SpoolLocked(SpoolError):
+    """Another daemon already owns this spool directory."""
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    seq: int
+    path: Path
+
+
+def _segment_name(seq: int) -> str:
+    return f"{_PREFIX}{seq:012d}{_SUFFIX}"
+
+
+def list_segments(directory: Path) -> list[Segment]:
+    """All segment files, oldest first."""
+    segments: list[Segment] = []
+    if not directory.is_dir():
+        return segments
+    for path in directory.glob(f"{_PREFIX}*{_SUFFIX}"):
+        digits = path.name[len(_PREFIX) : -len(_SUFFIX)]
+        if digits.isdigit():
+            segments.append(Segment(int(digits), path))
+    return sorted(segments, key=lambda s: s.seq)
+
+
+def read_segment(path: Path) -> list[str]:
+    """Complete lines of a segment; a torn (newline-less) tail is dropped with a warning."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return []
+    if not data:
+        return []
+    lines = data.split(b"\n")
+    tail = lines.pop()  # empty when the file ends with a newline
+    if tail:
+        log.warning("spool segment %s ends with a torn line (%d bytes); dropped", path, len(tail))
+    return [line.decode("utf-8") for line in lines if line]
+
+
+def pending_lines(directory: Path) -> int:
+    """How many results wait in the spool (complete lines over all segments)."""
+    total = 0
+    for segment in list_segments(directory):
+        with contextlib.suppress(FileNotFoundError):
+            total += segment.path.read_bytes().count(b"\n")
+    return total
+
+
+def _fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class _Append:
+    __slots__ = ("future", "line", "loop")
+
+    def __init__(self, line: bytes, loop: asyncio.AbstractEventLoop, future: asyncio.Future[None]):
+        self.line = line
+        self.loop = loop
+        self.future = future
+
+
+class Spool:
+    """Owner of a spool directory: appends (group-committed) and segment rotation."""
+
+    def __init__(self, directory: str | Path) -> None:
+        self.directory = Path(directory)
+        self._queue: queue.Queue[_Append | None] = queue.Queue()
+        self._file_lock = threading.Lock()  # guards the active segment file
+        self._active: Segment | None = None
+        self._fh: int | None = None
+        self._lock_fd: int | None = None
+        self._thread: threading.Thread | None = None
+        self.appended = 0
+
+    # -- lifecycle ---------------------------------------------------------------------
+    def open(self) -> None:
+        """Take the directory lock and start a fresh segment after any existing ones."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        lock_fd = os.open(self.directory / _LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(lock_fd)
+            raise SpoolLocked(f"spool {self.directory} is in use by another daemon") from None
+        self._lock_fd = lock_fd
+        existing = list_segments(self.directory)
+        self._start_segment(existing[-1].seq + 1 if existing else 1)
+        self._thread = threading.Thread(target=self._writer, name="spool-writer", daemon=True)
+        self._thread.start()
+
+    def close(self) -> None:
+        """Stop the writer after it has written everything queued so far."""
+        if self._thread is not None:
+            self._queue.put(None)
+            self._thread.join()
+            self._thread = None
+        with self._file_lock:
+            if self._fh is not None:
+                os.close(self._fh)
+                self._fh = None
+            if self._active is not None and self._active.path.stat().st_size == 0:
+                self._active.path.unlink(missing_ok=True)
+            self._active = None
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    def _start_segment(self, seq: int) -> None:
+        path = self.directory / _segment_name(seq)
+        fh = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644)
+        _fsync_dir(self.directory)
+        self._fh = fh
+        self._active = Segment(seq, path)
+
+    # -- appends -----------------------------------------------------------------------
+    async def append(self, line: str) -> None:
+        """Return once ``line`` is durable on disk (written and fsync'd)."""
+        if "\n" in line:
+            raise SpoolError("a spool line must not contain a newline")
+        if self._thread is None:
+            raise SpoolError("spool is not open")
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[None] = loop.create_future()
+        self._queue.put(_Append((line + "\n").encode("utf-8"), loop, future))
+        await asyncio.shield(future)
+
+    def _writer(self) -> None:
+        """Drain the queue in batches: one write and one fsync per batch."""
+        stop = False
+        while not stop:
+            batch: list[_Append] = []
+            item = self._queue.get()
+            if item is None:
+                stop = True
+            else:
+                batch.append(item)
+            while True:
+                try:
+                    item = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if item is None:
+                    stop = True
+                else:
+                    batch.append(item)
+            if batch:
+                self._write_batch(batch)
+
+    def _write_batch(self, batch: list[_Append]) -> None:
+        error: BaseException | None = None
+        try:
+            with self._file_lock:
+                if self._fh is None:
+                    raise SpoolError("spool is closed")
+                data = b"".join(a.line for a in batch)
+                view = memoryview(data)
+                while view:
+                    written = os.write(self._fh, view)
+                    view = view[written:]
+                os.fsync(self._fh)
+                self.appended += len(batch)
+        except BaseException as exc:  # reported to every waiting appender
+            error = exc
+            log.error("spool write failed: %s", exc)
+            self._rotate_after_failure()
+        for item in batch:
+            item.loop.call_soon_threadsafe(_settle, item.future, error)
+
+    def _rotate_after_failure(self) -> None:
+        """Keep a possibly torn write at the tail of its segment by starting a new one."""
+        with self._file_lock:
+            if self._active is None or self._fh is None:
+                return
+            try:
+                os.close(self._fh)
+                self._fh = None
+                self._start_segment(self._active.seq + 1)
+            except OSError as exc:
+                log.error("spool rotation after a failed write failed: %s", exc)
+
+    # -- rotation ----------------------------------------------------------------------
+    def seal(self) -> list[Segment]:
+        """Start a new active segment; return every older (immutable) segment.
+
+        Safe to call from any thread: it serialises with the writer on the file lock.
+        """
+        with self._file_lock:
+            if self._active is None or self._fh is None:
+                raise SpoolError("spool is not open")
+            if os.fstat(self._fh).st_size > 0:
+                os.close(self._fh)
+                self._fh = None
+                self._start_segment(self._active.seq + 1)
+            active_seq = self._active.seq
+        return [s for s in list_segments(self.directory) if s.seq < active_seq]
+
+    def remove(self, segments: list[Segment]) -> None:
+        """Delete flushed segments (their rows are committed to the warehouse)."""
+        for segment in segments:
+            segment.path.unlink(missing_ok=True)
+        if segments:
+            _fsync_dir(self.directory)
+
+    def depth(self) -> int:
+        return pending_lines(self.directory)
+
+    def iter_pending(self) -> Iterator[str]:
+        """Every complete line currently in the spool, oldest first."""
+        for segment in list_segments(self.directory):
+            yield from read_segment(segment.path)
+
+
+def _settle(future: asyncio.Future[None], error: BaseException | None) -> None:
+    if future.done():
+        return
+    if error is None:
+        future.set_result(None)
+    else:
+        future.set_exception(SpoolError(f"spool write failed: {error}"))

@@ -1,0 +1,125 @@
+"""Daemon health for ``nerfwatch status``: per provider last probe, last error, today's spend.
+
+Reads the warehouse read-only (brief, retried: the daemon holds the file only during a
+flush) and the spool directory, whose rows are not in the warehouse yet. Works while the
+daemon runs; when a reader holds the file too long, the spool part still answers.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from pipeline.config_types import Config
+from pipeline.daemon.spool import Spool, pending_lines
+from pipeline.daemon.state import day_start
+from pipeline.warehouse import Warehouse, WarehouseError
+
+__all__ = ["DaemonStatus", "ProviderStatus", "gather_status"]
+
+
+@dataclass(slots=True)
+class ProviderStatus:
+    provider: str
+    last_probe_at: datetime | None = None
+    last_error_class: str | None = None  # of the last attempted probe
+    last_error_at: datetime | None = None
+    last_error: str | None = None  # class and detail of the last failed probe
+    today_cost_usd: float = 0.0
+    today_tokens: int = 0
+    today_skipped: int = 0
+
+
+@dataclass(slots=True)
+class DaemonStatus:
+    providers: list[ProviderStatus]
+    spool_depth: int
+    last_event: str | None = None  # e.g. "heartbeat at 2026-11-20T10:00:00Z (pid 12)"
+    warehouse_error: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+_SQL = """
+SELECT provider,
+  max(started_at) FILTER (WHERE run_status = 'done') AS last_probe_at,
+  arg_max(error_class, started_at) FILTER (WHERE run_status = 'done') AS last_class,
+  max(started_at) FILTER (WHERE run_status = 'done' AND error_class <> 'ok') AS last_error_at,
+  arg_max(error_class || coalesce(': ' || error_detail, ''), started_at)
+    FILTER (WHERE run_status = 'done' AND error_class <> 'ok') AS last_error,
+  coalesce(sum(cost_usd) FILTER (WHERE started_at >= ?), 0) AS today_cost,
+  coalesce(sum(coalesce(input_tokens, 0) + coalesce(output_tokens, 0))
+    FILTER (WHERE started_at >= ?), 0) AS today_tokens,
+  count(*) FILTER (WHERE run_status = 'skipped' AND started_at >= ?) AS today_skipped
+FROM probe_results WHERE source = 'live' GROUP BY provider
+"""
+
+_EVENT_SQL = """
+SELECT kind, occurred_at, pid, detail FROM daemon_events ORDER BY occurred_at DESC LIMIT 1
+"""
+
+
+def _later(a: datetime | None, b: datetime | None) -> bool:
+    return b is not None and (a is None or b > a)
+
+
+def _merge_spool_row(status: ProviderStatus, row: dict[str, Any], today: datetime) -> None:
+    started = datetime.fromisoformat(row["started_at"]).astimezone(UTC)
+    if started >= today:
+        status.today_cost_usd += row.get("cost_usd") or 0.0
+        status.today_tokens += (row.get("input_tokens") or 0) + (row.get("output_tokens") or 0)
+        if row.get("run_status") == "skipped":
+            status.today_skipped += 1
+    if row.get("run_status") != "done":
+        return
+    if _later(status.last_probe_at, started):
+        status.last_probe_at = started
+        status.last_error_class = row.get("error_class")
+    if row.get("error_class") not in (None, "ok") and _later(status.last_error_at, started):
+        status.last_error_at = started
+        detail = row.get("error_detail")
+        status.last_error = row["error_class"] + (f": {detail}" if detail else "")
+
+
+def gather_status(config: Config, *, lock_wait_s: float = 10.0) -> DaemonStatus:
+    """Collect the status without writing anything."""
+    now = datetime.now(UTC)
+    today = day_start(now.date())
+    by_name = {p.name: ProviderStatus(p.name) for p in config.providers}
+    result = DaemonStatus(list(by_name.values()), pending_lines(config.warehouse.spool_dir))
+    warehouse = Warehouse(config.warehouse.path, lock_wait_s=lock_wait_s)
+    if not config.warehouse.path.exists():
+        result.notes.append(f"no warehouse yet at {config.warehouse.path}")
+    else:
+        try:
+            frame = warehouse.query(_SQL, [today, today, today])
+            events = warehouse.query(_EVENT_SQL)
+        except WarehouseError as exc:
+            result.warehouse_error = str(exc)
+        else:
+            for row in frame.iter_rows(named=True):
+                status = by_name.setdefault(row["provider"], ProviderStatus(row["provider"]))
+                status.last_probe_at = row["last_probe_at"]
+                status.last_error_class = row["last_class"]
+                status.last_error_at = row["last_error_at"]
+                status.last_error = row["last_error"]
+                status.today_cost_usd = float(row["today_cost"])
+                status.today_tokens = int(row["today_tokens"])
+                status.today_skipped = int(row["today_skipped"])
+            if events.height:
+                e = events.row(0, named=True)
+                result.last_event = f"{e['kind']} at {e['occurred_at']:%Y-%m-%dT%H:%M:%SZ}"
+                result.last_event += f" (pid {e['pid']})"
+    spool = Spool(config.warehouse.spool_dir)
+    for line in spool.iter_pending():
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue
+        if row.get("source", "live") != "live":
+            continue
+        status = by_name.setdefault(row["provider"], ProviderStatus(row["provider"]))
+        _merge_spool_row(status, row, today)
+    result.providers = sorted(by_name.values(), key=lambda s: s.provider)
+    return result

@@ -1,0 +1,203 @@
+"""Helpers for daemon tests: config builders, a small local probe function, waiting."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+import httpx
+
+from pipeline.config_types import (
+    AlertsConfig,
+    BudgetConfig,
+    Config,
+    DaemonConfig,
+    ProbeConfig,
+    ProviderConfig,
+    WarehouseConfig,
+)
+from probes.ids import new_run_id
+from probes.result import ProbeResult
+
+__all__ = ["LocalProbe", "WebhookReceiver", "make_config", "wait_until", "wait_until_async"]
+
+
+def make_config(
+    tmp: Path,
+    *,
+    providers: tuple[ProviderConfig, ...] | None = None,
+    probes: tuple[ProbeConfig, ...] | None = None,
+    every_s: float = 0.5,
+    daemon: DaemonConfig | None = None,
+    budget: BudgetConfig | None = None,
+    alerts: AlertsConfig | None = None,
+    base_url: str = "http://127.0.0.1:9/sim/v1",
+) -> Config:
+    """A config with two providers and one short probe each, on a fast interval."""
+    if providers is None:
+        providers = tuple(
+            ProviderConfig(
+                name=name,
+                format="openai",
+                base_url=base_url.replace("/sim/", f"/{name}/"),
+                model=f"{name}-model",
+                api_key_env=None,
+                price_input_per_mtok=1.0,
+                price_output_per_mtok=4.0,
+                max_concurrency=2,
+            )
+            for name in ("alpha", "beta")
+        )
+    names = tuple(p.name for p in providers)
+    if probes is None:
+        probes = (
+            ProbeConfig(
+                name="short",
+                task="arithmetic",
+                context_tokens=200,
+                every_s=every_s,
+                cron=None,
+                providers=names,
+                max_output_tokens=32,
+                timeout_s=10.0,
+            ),
+        )
+    return Config(
+        path=None,
+        warehouse=WarehouseConfig(
+            path=tmp / "nerfwatch.duckdb", spool_dir=tmp / "spool", probe_site="test"
+        ),
+        providers=providers,
+        probes=probes,
+        budget=budget or BudgetConfig(),
+        alerts=alerts or AlertsConfig(),
+        daemon=daemon or DaemonConfig(flush_interval_s=0.2, lock_wait_s=0.2, shutdown_grace_s=5),
+    )
+
+
+@dataclass
+class LocalProbe:
+    """A probe function that answers after ``latency_s`` without touching the network.
+
+    For scheduler, cap and budget unit tests; end-to-end tests use the real runner.
+    """
+
+    latency_s: float = 0.01
+    input_tokens: int = 200
+    output_tokens: int = 20
+    error_class: str = "ok"
+    calls: int = 0
+    started: asyncio.Event = field(default_factory=asyncio.Event)
+    active: int = 0
+    peak: int = 0
+    active_by: dict[str, int] = field(default_factory=dict)
+    peak_by: dict[str, int] = field(default_factory=dict)
+    gate: asyncio.Event | None = None  # when set, probes wait for it (mid-probe states)
+
+    async def __call__(
+        self,
+        provider: ProviderConfig,
+        probe: ProbeConfig,
+        *,
+        client: httpx.AsyncClient,
+        seed: int | None = None,
+        source: str = "live",
+        probe_site: str | None = None,
+    ) -> ProbeResult:
+        self.calls += 1
+        self.active += 1
+        self.peak = max(self.peak, self.active)
+        group = f"{provider.name}:{probe.context_class}"
+        for name in (provider.name, group):
+            self.active_by[name] = self.active_by.get(name, 0) + 1
+            self.peak_by[name] = max(self.peak_by.get(name, 0), self.active_by[name])
+        self.started.set()
+        started = datetime.now(UTC)
+        t0 = time.perf_counter()
+        try:
+            if self.gate is not None:
+                await self.gate.wait()
+            await asyncio.sleep(self.latency_s)
+        finally:
+            self.active -= 1
+            for name in (provider.name, group):
+                self.active_by[name] -= 1
+        total = (time.perf_counter() - t0) * 1000
+        return ProbeResult(
+            run_id=new_run_id(),
+            started_at=started,
+            provider=provider.name,
+            model=provider.model,
+            probe=probe.name,
+            task_family=probe.task,
+            source=source,
+            probe_site=probe_site,
+            context_class=probe.context_class,
+            ttft_ms=total / 2,
+            total_ms=total,
+            input_tokens=self.input_tokens,
+            output_tokens=self.output_tokens,
+            error_class=self.error_class,
+        )
+
+
+def with_daemon(config: Config, **changes: object) -> Config:
+    return replace(config, daemon=replace(config.daemon, **changes))  # type: ignore[arg-type]
+
+
+def wait_until(predicate: Callable[[], bool], timeout: float = 30.0, what: str = "") -> None:
+    """Poll ``predicate`` until true; fail with ``what`` after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what or predicate}")
+        time.sleep(0.02)
+
+
+async def wait_until_async(
+    predicate: Callable[[], bool], timeout: float = 30.0, what: str = ""
+) -> None:
+    """``wait_until`` for code running inside the event loop."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what or predicate}")
+        await asyncio.sleep(0.02)
+
+
+class WebhookReceiver:
+    """A real HTTP server on loopback that records every JSON body posted to it."""
+
+    def __init__(self) -> None:
+        import json
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        received: list[tuple[str, dict[str, object]]] = []
+        self.received = received
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length", "0"))
+                received.append((self.path, json.loads(self.rfile.read(length))))
+                self.send_response(200)
+                self.end_headers()
+
+            def log_message(self, format: str, *args: object) -> None:
+                return
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+
+    def url(self, path: str) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}{path}"
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join()

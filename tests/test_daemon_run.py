@@ -1,0 +1,206 @@
+"""The daemon in-process with a local probe function: rows, caps, budget, shutdown, reload.
+
+These exercise scheduling and bookkeeping; tests/test_daemon_e2e.py repeats the
+important ones against the real runner and the simulator over loopback HTTP.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from pipeline.config_types import (
+    BudgetConfig,
+    BudgetLimits,
+    Config,
+    DaemonConfig,
+    ProbeConfig,
+)
+from pipeline.daemon import Daemon, DaemonStats, DaemonTuning
+from pipeline.daemon.status import gather_status
+from pipeline.warehouse import Warehouse
+from tests.support.daemon import LocalProbe, make_config, wait_until_async
+
+QUIET = DaemonTuning(install_signals=False, schedule_report=False)
+
+
+def _run(config: Config, probe: LocalProbe, seconds: float) -> DaemonStats:
+    async def main() -> DaemonStats:
+        return await Daemon(config, probe_fn=probe, tuning=QUIET).run(stop_after_s=seconds)
+
+    return asyncio.run(main())
+
+
+def _rows(config: Config) -> list[dict[str, Any]]:
+    frame = Warehouse(config.warehouse.path).query(
+        "SELECT run_id, provider, probe, run_status, skip_reason, input_tokens, output_tokens,"
+        " cost_usd FROM probe_results ORDER BY started_at"
+    )
+    return list(frame.iter_rows(named=True))
+
+
+def test_every_scheduled_run_leaves_exactly_one_row(tmp_path: Path) -> None:
+    config = make_config(tmp_path, every_s=0.5)
+    stats = _run(config, LocalProbe(latency_s=0.02), 3.0)
+    rows = _rows(config)
+    assert 8 <= stats.scheduled <= 16  # 2 jobs x 3 s / 0.5 s, give or take the edges
+    assert len(rows) == stats.scheduled == stats.rows
+    assert len({r["run_id"] for r in rows}) == len(rows)
+    assert {r["run_status"] for r in rows} == {"done"}
+    assert all(r["cost_usd"] is not None and r["cost_usd"] > 0 for r in rows)
+    assert stats.spool_depth == 0
+    assert max(stats.start_lag_ms) < 500
+
+
+def test_overruns_are_recorded_as_skipped_rows(tmp_path: Path) -> None:
+    config = make_config(tmp_path, every_s=0.5)
+    stats = _run(config, LocalProbe(latency_s=1.2), 3.0)
+    rows = _rows(config)
+    assert len(rows) == stats.scheduled
+    reasons = {r["skip_reason"] for r in rows if r["run_status"] == "skipped"}
+    assert "overrun" in reasons
+
+
+def test_caps_global_per_provider_and_long_context(tmp_path: Path) -> None:
+    base = make_config(tmp_path)
+    alpha, beta = base.providers
+    providers = (replace(alpha, max_concurrency=2), replace(beta, max_concurrency=3))
+    probes = tuple(
+        ProbeConfig(f"short{i}", "arithmetic", 200, 0.5, None, ("alpha", "beta")) for i in range(4)
+    ) + tuple(
+        ProbeConfig(f"long{i}", "kv_lookup", 16_000, 0.5, None, ("alpha", "beta")) for i in range(3)
+    )
+    config = replace(
+        base,
+        providers=providers,
+        probes=probes,
+        daemon=replace(base.daemon, max_concurrency=4),
+    )
+    probe = LocalProbe(latency_s=0.3)
+    stats = _run(config, probe, 3.0)
+    assert probe.calls > 10
+    assert probe.peak <= 4
+    assert probe.peak_by["alpha"] <= 2 and probe.peak_by["beta"] <= 3
+    assert probe.peak_by["alpha:long"] == 1 and probe.peak_by["beta:long"] == 1
+    assert len(_rows(config)) == stats.scheduled
+
+
+def test_budget_caps_skip_with_reason_and_are_never_exceeded(tmp_path: Path) -> None:
+    # Worst case per run: 200 in + 32 out = 232 tokens; a run really uses 220.
+    budget = BudgetConfig(per_provider={"alpha": BudgetLimits(daily_tokens=5 * 232)})
+    config = make_config(tmp_path, every_s=0.25, budget=budget)
+    stats = _run(config, LocalProbe(latency_s=0.01), 3.0)
+    rows = _rows(config)
+    alpha = [r for r in rows if r["provider"] == "alpha"]
+    done = [r for r in alpha if r["run_status"] == "done"]
+    used = sum(int(r["input_tokens"]) + int(r["output_tokens"]) for r in done)
+    assert len(done) == 5 and used <= 5 * 232
+    assert {r["skip_reason"] for r in alpha if r["run_status"] == "skipped"} == {"budget"}
+    assert all(r["run_status"] == "done" for r in rows if r["provider"] == "beta")
+    assert len(rows) == stats.scheduled
+
+
+def test_stop_gives_grace_then_aborts_in_flight_probes(tmp_path: Path) -> None:
+    config = make_config(
+        tmp_path,
+        every_s=0.5,
+        daemon=DaemonConfig(flush_interval_s=0.2, lock_wait_s=0.2, shutdown_grace_s=0.3),
+    )
+    probe = LocalProbe(gate=asyncio.Event())  # probes hang until the gate opens: never
+
+    async def main() -> DaemonStats:
+        stop = asyncio.Event()
+        daemon = Daemon(config, probe_fn=probe, tuning=QUIET)
+        task = asyncio.create_task(daemon.run(stop_event=stop))
+        await wait_until_async(lambda: probe.calls >= 2, what="two probes in flight")
+        stop.set()
+        return await task
+
+    stats = asyncio.run(main())
+    rows = _rows(config)
+    assert stats.aborted >= 2
+    assert {r["run_status"] for r in rows} <= {"aborted", "skipped"}
+    assert all(r["skip_reason"] == "shutdown" for r in rows)
+    assert len(rows) == stats.scheduled
+
+
+def test_reload_applies_a_valid_config_and_keeps_the_old_one_on_error(tmp_path: Path) -> None:
+    base = replace(make_config(tmp_path, every_s=0.3), path=tmp_path / "nerfwatch.toml")
+    extra = ProbeConfig("added", "arithmetic", 200, 0.3, None, ("alpha",))
+    versions: list[Config | Exception] = [
+        ValueError("nerfwatch.toml:3: probes[0].every: expected a duration"),
+        replace(base, probes=(*base.probes, extra)),
+    ]
+
+    def loader(path: Path) -> Config:
+        item = versions.pop(0)
+        if isinstance(item, Exception):
+            raise item
+        return item
+
+    probe = LocalProbe(latency_s=0.01)
+
+    async def main() -> DaemonStats:
+        daemon = Daemon(base, probe_fn=probe, tuning=QUIET, config_loader=loader)
+        task = asyncio.create_task(daemon.run())
+        await wait_until_async(lambda: probe.calls >= 2, what="first probes")
+        daemon.reload()  # invalid: logged, old config kept
+        await wait_until_async(lambda: len(versions) == 1, what="reload 1")
+        daemon.reload()
+        await wait_until_async(lambda: daemon.stats.done >= 8 and not versions, what="reload 2")
+        calls = probe.calls
+        await wait_until_async(lambda: probe.calls >= calls + 6, what="probes after reload")
+        daemon.stop()
+        return await task
+
+    stats = asyncio.run(main())
+    probes = {(r["provider"], r["probe"]) for r in _rows(base)}
+    assert ("alpha", "added") in probes
+    assert stats.done > 0
+
+
+def test_metrics_endpoint_and_status_while_running(tmp_path: Path) -> None:
+    config = make_config(
+        tmp_path,
+        every_s=0.3,
+        daemon=DaemonConfig(flush_interval_s=0.2, lock_wait_s=0.2, metrics_port=0),
+    )
+    probe = LocalProbe(latency_s=0.01, error_class="overloaded")
+
+    async def main() -> tuple[str, DaemonStats]:
+        daemon = Daemon(config, probe_fn=probe, tuning=QUIET)
+        task = asyncio.create_task(daemon.run())
+        await wait_until_async(lambda: daemon.stats.flushed_rows >= 4, what="flushed rows")
+        port = daemon.stats.metrics_port
+        async with httpx.AsyncClient() as client:
+            text = (await client.get(f"http://127.0.0.1:{port}/metrics")).text
+        status = await asyncio.to_thread(gather_status, config)
+        assert {p.provider for p in status.providers} == {"alpha", "beta"}
+        assert all(p.last_error and "overloaded" in p.last_error for p in status.providers)
+        assert all(p.today_cost_usd > 0 for p in status.providers)
+        daemon.stop()
+        return text, await task
+
+    text, _ = asyncio.run(main())
+    assert 'nerfwatch_probe_duration_seconds_bucket{le="0.05",phase="ttft"' in text
+    assert 'nerfwatch_probe_success{probe="short",provider="alpha"} 0.0' in text
+    assert 'nerfwatch_probe_errors_total{error_class="overloaded",provider="alpha"}' in text
+    assert "nerfwatch_budget_used_usd" in text
+
+
+@pytest.mark.parametrize("reason", ["missing runner"])
+def test_probe_function_errors_become_aborted_rows(tmp_path: Path, reason: str) -> None:
+    class Broken(LocalProbe):
+        async def __call__(self, *args: Any, **kwargs: Any) -> Any:
+            raise RuntimeError(reason)
+
+    config = make_config(tmp_path, every_s=0.5)
+    stats = _run(config, Broken(), 1.5)
+    rows = _rows(config)
+    assert rows and {r["skip_reason"] for r in rows} == {"internal_error"}
+    assert len(rows) == stats.scheduled
