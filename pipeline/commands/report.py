@@ -1,10 +1,65 @@
-"""Commands of this area (placeholder until implemented)."""
+"""The ``nerfwatch report`` command: render one week's HTML report and the index."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
+
+from pipeline.commands.common import (
+    CONFIG_OPTION,
+    DB_OPTION,
+    DEFAULT_CONFIG,
+    fail,
+    load_or_fail,
+    warehouse_from,
+)
+from pipeline.report import parse_week, render_report
+from pipeline.warehouse import WarehouseError
+
+__all__ = ["register"]
+
+DEFAULT_OUT = Path("nerfwatch-data/reports")
+
+
+def _out_dir(out: Path | None, config: Path | None) -> Path:
+    if out is not None:
+        return out
+    if config is not None or DEFAULT_CONFIG.exists():
+        return load_or_fail(config, check_env=False).report.out_dir
+    return DEFAULT_OUT
+
+
+def report(
+    week: str | None = typer.Option(
+        None, "--week", "-w", help="ISO week such as 2026-W47 (default: the latest week)."
+    ),
+    out: Path | None = typer.Option(
+        None,
+        "--out",
+        "-o",
+        help="Folder for the HTML files (default: the config's, else nerfwatch-data/reports).",
+    ),
+    config: Path | None = CONFIG_OPTION,
+    db: Path | None = DB_OPTION,
+) -> None:
+    """Render the weekly HTML report (one self-contained file) and print its path."""
+    try:
+        chosen = parse_week(week) if week else None
+    except ValueError as exc:
+        fail(f"--week: {exc}", 2)
+    warehouse = warehouse_from(config, db)
+    if db is not None and not db.exists():
+        fail(f"--db: {db} does not exist", 2)
+    try:
+        path = render_report(warehouse, _out_dir(out, config), week=chosen)
+    except WarehouseError as exc:
+        fail(str(exc), 1)
+    except OSError as exc:
+        fail(f"cannot write the report: {exc}", 1)
+    typer.echo(str(path))
 
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to the ``nerfwatch`` app."""
-    del app
+    """Add ``report`` to the ``nerfwatch`` app."""
+    app.command("report")(report)

@@ -1,0 +1,174 @@
+"""Typed template context of the weekly report: one dataclass per block of the page.
+
+Every string here that came from a probe (model text, error details, provider names)
+is plain ``str`` and is escaped by the template. Only ``Chart.svg`` is ``Markup``: it is
+SVG that our own plotting code produced.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from markupsafe import Markup
+
+__all__ = [
+    "AnalysisInfo",
+    "Chart",
+    "ComparisonRow",
+    "CycleRow",
+    "Example",
+    "IndexEntry",
+    "QualityNote",
+    "Recommendation",
+    "ReportContext",
+    "Section",
+    "SignView",
+    "Verdict",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Chart:
+    """One inline SVG chart with a caption saying how to read it."""
+
+    key: str
+    title: str
+    caption: str
+    svg: Markup
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    """A titled group of charts; ``empty_note`` is shown when there is nothing to plot."""
+
+    key: str
+    title: str
+    intro: str
+    charts: list[Chart]
+    empty_note: str
+
+
+@dataclass(frozen=True, slots=True)
+class SignView:
+    """A warning sign that fires, in words."""
+
+    label: str
+    effect: str
+    evidence: str
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """The one-screen answer for one provider."""
+
+    provider: str
+    model: str
+    tone: str  # ok | warn | bad | unknown: drives the colour only
+    status: str  # e.g. "Stable", "Degraded: long-context issues"
+    since: str  # "since 2026-10-02 (49 days)" or ""
+    severity: str  # "TTFT +38 % (95 % CI +30 to +47 %)" or ""
+    confidence: str  # "confidence 0.91" or ""
+    signs: list[SignView]
+    changes: list[str]  # what changed this week, in words
+
+
+@dataclass(frozen=True, slots=True)
+class Recommendation:
+    """Which provider to use now for one context class, and why."""
+
+    context_class: str
+    provider: str | None
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class ComparisonRow:
+    """This week's figures for one provider (formatted for display)."""
+
+    provider: str
+    probes: str
+    availability: str
+    ttft_short: str  # "p50 / p95"
+    ttft_long: str
+    output_speed: str
+    accuracy: str  # "97.1 % (95.2–98.3)"
+    flag_rate: str
+    cost_per_probe: str
+
+
+@dataclass(frozen=True, slots=True)
+class CycleRow:
+    """Where one provider stands in its release cycle."""
+
+    provider: str
+    last_release: str
+    days_since: str
+    position: str
+    lead_times: str
+    forecast: str
+
+
+@dataclass(frozen=True, slots=True)
+class QualityNote:
+    """A data-quality remark; ``level`` is info or warn."""
+
+    level: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Example:
+    """A failed or flagged probe this week, with the (untrusted) text it returned."""
+
+    provider: str
+    at: str
+    outcome: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class AnalysisInfo:
+    """Which analysis run the verdicts rest on."""
+
+    analysis_id: str
+    finished_at: str
+    window: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReportContext:
+    """Everything ``weekly.html`` shows."""
+
+    title: str
+    week: str
+    period: str
+    generated_at: str
+    partial_week: bool
+    synthetic_rows: int
+    total_rows: int
+    providers: list[str]
+    analysis: AnalysisInfo | None
+    verdicts: list[Verdict]
+    recommendations: list[Recommendation]
+    comparison: list[ComparisonRow]
+    sections: list[Section]
+    cycle: list[CycleRow]
+    cycle_chart: Chart | None
+    quality: list[QualityNote]
+    examples: list[Example]
+    index_href: str = "index.html"
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        return self.total_rows == 0
+
+
+@dataclass(frozen=True, slots=True)
+class IndexEntry:
+    """One week on the index page."""
+
+    week: str
+    href: str
+    generated_at: datetime

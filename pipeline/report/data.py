@@ -1,0 +1,228 @@
+"""Read what one weekly report needs from the warehouse, as polars frames.
+
+All queries run read-only in UTC (``SET TimeZone``) so day and hour buckets do not
+depend on the machine's zone. Raw metrics come from the views in ``sql/views``; analysis
+results from the newest finished ``analysis_runs`` row, when there is one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+import polars as pl
+
+from pipeline.report.weeks import IsoWeek
+from pipeline.warehouse import Warehouse
+
+__all__ = ["ANALYSIS_TABLES", "ReportData", "load_report_data"]
+
+HISTORY_DAYS = 365  # charts look back at most this far from the end of the week
+RECENT_DAYS = 56  # errors, accuracy and headroom charts: the last eight weeks
+HEATMAP_DAYS = 28
+
+ANALYSIS_TABLES = (
+    "phases",
+    "warning_signs",
+    "change_points",
+    "release_cycles",
+    "release_forecasts",
+    "degraded_probability",
+    "seasonality",
+    "cycle_tests",
+)
+
+_UTC = "SET TimeZone = 'UTC';\n"
+
+_TOTALS = """
+SELECT count(*) AS n,
+       count(*) FILTER (WHERE source = 'synthetic') AS n_synthetic,
+       min(started_at) AS first_at, max(started_at) AS last_at
+FROM probe_results WHERE started_at >= ? AND started_at < ?
+"""
+
+_PROVIDERS = """
+SELECT provider, any_value(model ORDER BY started_at DESC) AS model,
+       any_value(vendor ORDER BY started_at DESC) AS vendor,
+       max(started_at) AS last_at
+FROM probe_results WHERE started_at >= ? AND started_at < ?
+GROUP BY provider ORDER BY provider
+"""
+
+_DAILY_TTFT = """
+SELECT provider, coalesce(context_class, 'short') AS context_class, day,
+       count(*) AS n,
+       quantile_cont(ttft_ms, 0.50) FILTER (WHERE ok) AS p50,
+       quantile_cont(ttft_ms, 0.95) FILTER (WHERE ok) AS p95
+FROM probes WHERE started_at >= ? AND started_at < ?
+GROUP BY ALL ORDER BY provider, context_class, day
+"""
+
+_WEEK_STATS = """
+SELECT provider, coalesce(context_class, 'short') AS context_class,
+       count(*) AS n, count(*) FILTER (WHERE ok) AS n_ok,
+       quantile_cont(ttft_ms, 0.50) FILTER (WHERE ok) AS ttft_p50,
+       quantile_cont(ttft_ms, 0.95) FILTER (WHERE ok) AS ttft_p95,
+       quantile_cont(output_tokens_per_s, 0.50) FILTER (WHERE ok) AS tps_p50,
+       count(correct) AS n_scored, count(*) FILTER (WHERE correct) AS n_correct,
+       count(*) FILTER (WHERE flagged) AS n_flagged,
+       sum(cost_usd) AS cost_usd
+FROM probes WHERE started_at >= ? AND started_at < ?
+GROUP BY ALL ORDER BY provider, context_class
+"""
+
+_ERRORS_DAILY = """
+SELECT provider, date_trunc('day', hour) AS day, error_class, sum(n)::BIGINT AS n
+FROM errors_hourly WHERE hour >= ? AND hour < ?
+GROUP BY ALL ORDER BY provider, day, error_class
+"""
+
+_ACCURACY_DAILY = """
+SELECT provider, day, count(*) AS n, count(correct) AS n_scored,
+       count(*) FILTER (WHERE correct) AS n_correct,
+       count(*) FILTER (WHERE flagged) AS n_flagged
+FROM probes WHERE started_at >= ? AND started_at < ?
+GROUP BY ALL ORDER BY provider, day
+"""
+
+_PENALTY_DAILY = """
+SELECT provider, date_trunc('day', hour) AS day, median(penalty_ratio) AS penalty
+FROM long_context_penalty WHERE hour >= ? AND hour < ? AND penalty_ratio IS NOT NULL
+GROUP BY ALL ORDER BY provider, day
+"""
+
+_HEADROOM_DAILY = """
+SELECT provider, date_trunc('day', hour) AS day,
+       median(requests_headroom_p50) AS req_headroom,
+       min(requests_headroom_min) AS req_headroom_min,
+       median(tokens_headroom_p50) AS tok_headroom,
+       median(requests_limit_p50) AS req_limit,
+       median(tokens_limit_p50) AS tok_limit
+FROM rate_limit_headroom WHERE hour >= ? AND hour < ? AND n_reported > 0
+GROUP BY ALL ORDER BY provider, day
+"""
+
+_HOUR_OF_WEEK = """
+SELECT provider, (isodow(started_at) - 1) AS dow, hour(started_at) AS hod,
+       count(*) AS n, median(ttft_ms) AS ttft
+FROM probes
+WHERE started_at >= ? AND started_at < ? AND ok AND coalesce(context_class, 'short') = 'short'
+GROUP BY ALL
+"""
+
+_WEEK_HOURS = """
+SELECT provider, date_trunc('hour', started_at) AS hour, count(*) AS n
+FROM probe_results WHERE started_at >= ? AND started_at < ?
+GROUP BY ALL ORDER BY provider, hour
+"""
+
+_SKIPS = """
+SELECT provider, run_status, coalesce(skip_reason, 'unspecified') AS reason, count(*) AS n
+FROM probe_results
+WHERE started_at >= ? AND started_at < ? AND run_status <> 'done'
+GROUP BY ALL ORDER BY n DESC
+"""
+
+_EXAMPLES = """
+SELECT provider, started_at, error_class, score_strict, sanity_flags,
+       left(coalesce(error_detail, ''), 300) AS error_detail,
+       left(coalesce(response_text, ''), 300) AS response_text
+FROM probes
+WHERE started_at >= ? AND started_at < ?
+  AND (NOT ok OR score_strict = 'wrong' OR flagged)
+ORDER BY started_at DESC LIMIT 12
+"""
+
+_RELEASES = """
+SELECT vendor, model, release_date, kind, confidence, origin
+FROM releases WHERE release_date < ? ORDER BY release_date
+"""
+
+_ANALYSIS_RUN = """
+SELECT analysis_id, started_at, finished_at, since, until
+FROM analysis_runs WHERE status = 'done'
+ORDER BY finished_at DESC NULLS LAST, started_at DESC LIMIT 1
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class ReportData:
+    """Frames for one week; empty frames when there is nothing to show."""
+
+    week: IsoWeek
+    now: datetime  # end of the data window: the week's end, or now for a running week
+    totals: dict[str, Any]
+    providers: pl.DataFrame
+    daily_ttft: pl.DataFrame
+    week_stats: pl.DataFrame
+    prev_stats: pl.DataFrame
+    errors_daily: pl.DataFrame
+    accuracy_daily: pl.DataFrame
+    penalty_daily: pl.DataFrame
+    headroom_daily: pl.DataFrame
+    hour_of_week: pl.DataFrame
+    week_hours: pl.DataFrame
+    skips: pl.DataFrame
+    examples: pl.DataFrame
+    releases: pl.DataFrame
+    analysis_run: dict[str, Any] | None
+    analysis: dict[str, pl.DataFrame] = field(default_factory=dict)
+
+    @property
+    def provider_names(self) -> list[str]:
+        return (
+            [str(p) for p in self.providers["provider"].to_list()] if self.providers.height else []
+        )
+
+    def result(self, table: str) -> pl.DataFrame:
+        """An analysis table of the chosen run (empty frame if absent)."""
+        return self.analysis.get(table, pl.DataFrame())
+
+
+def _query(wh: Warehouse, sql: str, params: list[Any]) -> pl.DataFrame:
+    return wh.query(_UTC + sql, params)
+
+
+def _analysis(wh: Warehouse) -> tuple[dict[str, Any] | None, dict[str, pl.DataFrame]]:
+    runs = _query(wh, _ANALYSIS_RUN, [])
+    if runs.height == 0:
+        return None, {}
+    run = runs.row(0, named=True)
+    tables = {
+        name: _query(wh, f"SELECT * FROM {name} WHERE analysis_id = ?", [run["analysis_id"]])
+        for name in ANALYSIS_TABLES
+    }
+    return run, tables
+
+
+def load_report_data(wh: Warehouse, week: IsoWeek, *, now: datetime) -> ReportData:
+    """Run every report query for ``week``; ``now`` caps a week still in progress."""
+    end = min(week.end, now)
+    start = week.start
+    history = [week.end - timedelta(days=HISTORY_DAYS), end]
+    recent = [week.end - timedelta(days=RECENT_DAYS), end]
+    this_week = [start, end]
+    prev_week = [start - timedelta(days=7), start]
+    totals = _query(wh, _TOTALS, history).row(0, named=True)
+    run, tables = _analysis(wh)
+    return ReportData(
+        week=week,
+        now=end,
+        totals=totals,
+        providers=_query(wh, _PROVIDERS, history),
+        daily_ttft=_query(wh, _DAILY_TTFT, history),
+        week_stats=_query(wh, _WEEK_STATS, this_week),
+        prev_stats=_query(wh, _WEEK_STATS, prev_week),
+        errors_daily=_query(wh, _ERRORS_DAILY, recent),
+        accuracy_daily=_query(wh, _ACCURACY_DAILY, recent),
+        penalty_daily=_query(wh, _PENALTY_DAILY, history),
+        headroom_daily=_query(wh, _HEADROOM_DAILY, recent),
+        hour_of_week=_query(wh, _HOUR_OF_WEEK, [end - timedelta(days=HEATMAP_DAYS), end]),
+        week_hours=_query(wh, _WEEK_HOURS, this_week),
+        skips=_query(wh, _SKIPS, this_week),
+        examples=_query(wh, _EXAMPLES, this_week),
+        releases=_query(wh, _RELEASES, [week.end.date()]),
+        analysis_run=run,
+        analysis=tables,
+    )

@@ -1,0 +1,44 @@
+"""Number and time formatting for the report: one place, so every table reads alike."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+
+__all__ = ["day", "ms", "pct", "rel", "stamp"]
+
+DASH = "–"
+
+
+def ms(value: float | None) -> str:
+    """A latency: ``840 ms`` or ``2.31 s``."""
+    if value is None:
+        return DASH
+    if value >= 1000:
+        return f"{value / 1000:.2f} s"
+    return f"{value:.0f} ms"
+
+
+def pct(value: float | None, digits: int = 1) -> str:
+    """A share in [0, 1] as a percentage."""
+    if value is None:
+        return DASH
+    return f"{value * 100:.{digits}f}\u00a0%"
+
+
+def rel(value: float | None) -> str:
+    """A relative change (after/before - 1) as a signed percentage."""
+    if value is None:
+        return DASH
+    return f"{value * 100:+.0f}\u00a0%"
+
+
+def day(value: date | datetime | None) -> str:
+    if value is None:
+        return DASH
+    return value.strftime("%Y-%m-%d")
+
+
+def stamp(value: datetime | None) -> str:
+    if value is None:
+        return DASH
+    return value.strftime("%Y-%m-%d %H:%M UTC")

@@ -1,0 +1,102 @@
+"""Render the weekly report and the index of weeks to self-contained HTML files.
+
+Jinja2 runs with ``autoescape=True`` (explicitly: the suffix-based default would leave
+some names unescaped) and ``StrictUndefined`` (a missing value is a bug, not a blank).
+Files are written atomically so a mail or web server never sees half a report.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+from pipeline.config_types import Config
+from pipeline.report.build import build_context
+from pipeline.report.context import IndexEntry
+from pipeline.report.data import load_report_data
+from pipeline.report.weeks import IsoWeek, default_week
+from pipeline.resources import reports_dir
+from pipeline.warehouse import Warehouse
+
+__all__ = ["environment", "render_index", "render_report", "render_weekly", "report_link"]
+
+_REPORT_FILE = re.compile(r"^nerfwatch-(\d{4})-W(\d{2})\.html$")
+
+
+def environment() -> Environment:
+    """The one Jinja2 environment of the report templates."""
+    return Environment(
+        loader=FileSystemLoader(reports_dir() / "templates"),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def render_index(out_dir: Path, env: Environment | None = None) -> Path:
+    """(Re)write ``index.html`` listing every weekly report in ``out_dir``, newest first."""
+    env = env or environment()
+    entries = []
+    for path in out_dir.glob("nerfwatch-*.html"):
+        match = _REPORT_FILE.match(path.name)
+        if match:
+            week = IsoWeek(int(match[1]), int(match[2]))
+            mtime = datetime.fromtimestamp(path.stat().st_mtime, UTC)
+            entries.append(IndexEntry(week.label, path.name, mtime))
+    entries.sort(key=lambda e: e.week, reverse=True)
+    index = out_dir / "index.html"
+    _write(index, env.get_template("index.html").render(entries=entries))
+    return index
+
+
+def render_report(
+    warehouse: Warehouse,
+    out_dir: Path,
+    *,
+    week: IsoWeek | None = None,
+    now: datetime | None = None,
+) -> Path:
+    """Render one week from ``warehouse`` into ``out_dir``; return the report's path."""
+    now = now or datetime.now(UTC)
+    week = week or default_week(now)
+    data = load_report_data(warehouse, week, now=now)
+    context = build_context(data, generated_at=now)
+    env = environment()
+    path = out_dir / week.filename
+    _write(path, env.get_template("weekly.html").render(report=context))
+    render_index(out_dir, env)
+    return path
+
+
+def render_weekly(config: Config, week: IsoWeek | None = None) -> Path:
+    """The scheduled entry point: render ``week`` (default: the latest) per ``config``."""
+    warehouse = Warehouse(config.warehouse.path)
+    return render_report(warehouse, config.report.out_dir, week=week)
+
+
+def report_link(config: Config, path: Path) -> str:
+    """What an alert should carry: a link under ``link_base_url`` if set, else the path."""
+    base = config.report.link_base_url
+    if base:
+        return f"{base.rstrip('/')}/{path.name}"
+    return str(path.resolve())

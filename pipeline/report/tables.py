@@ -1,0 +1,237 @@
+"""Tables of the weekly report: comparison, release cycle, data quality, examples."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+import polars as pl
+
+from pipeline.report import fmt
+from pipeline.report.context import ComparisonRow, CycleRow, Example, QualityNote
+from pipeline.report.data import ReportData
+from pipeline.report.grid_charts import wilson
+from pipeline.report.verdicts import STAGES, current_phase
+
+__all__ = ["comparison", "cycle_rows", "examples", "quality_notes", "releases_for"]
+
+
+def _latency(stats: pl.DataFrame, cls: str) -> str:
+    part = stats.filter(pl.col("context_class") == cls)
+    if part.height == 0 or part["ttft_p50"][0] is None:
+        return fmt.DASH
+    return f"{fmt.ms(part['ttft_p50'][0])} / {fmt.ms(part['ttft_p95'][0])}"
+
+
+def _accuracy(correct: int, scored: int) -> str:
+    if scored == 0:
+        return fmt.DASH
+    lo, hi = wilson([correct], [scored])  # type: ignore[arg-type]
+    return f"{correct / scored * 100:.1f} % ({lo[0] * 100:.1f}–{hi[0] * 100:.1f})"
+
+
+def comparison(data: ReportData) -> list[ComparisonRow]:
+    """This week's figures per provider, side by side."""
+    rows = []
+    for provider in data.provider_names:
+        stats = data.week_stats.filter(pl.col("provider") == provider)
+        n = int(stats["n"].sum()) if stats.height else 0
+        if n == 0:
+            rows.append(ComparisonRow(provider, "0", *[fmt.DASH] * 7))
+            continue
+        tps = stats.filter(pl.col("tps_p50").is_not_null())["tps_p50"]
+        cost = stats["cost_usd"].sum()
+        rows.append(
+            ComparisonRow(
+                provider=provider,
+                probes=f"{n:,}",
+                availability=fmt.pct(int(stats["n_ok"].sum()) / n, 2),
+                ttft_short=_latency(stats, "short"),
+                ttft_long=_latency(stats, "long"),
+                output_speed=f"{tps[0]:.0f} tok/s" if tps.len() else fmt.DASH,
+                accuracy=_accuracy(int(stats["n_correct"].sum()), int(stats["n_scored"].sum())),
+                flag_rate=fmt.pct(int(stats["n_flagged"].sum()) / n),
+                cost_per_probe=f"${cost / n:.5f}" if cost else fmt.DASH,
+            )
+        )
+    return rows
+
+
+def releases_for(data: ReportData, provider: str) -> pl.DataFrame:
+    """Releases of the provider's vendor (matched case-insensitively)."""
+    vendors = data.providers.filter(pl.col("provider") == provider)["vendor"]
+    vendor = vendors[0] if vendors.len() else None
+    if not vendor or data.releases.height == 0:
+        return data.releases.clear()
+    return data.releases.filter(pl.col("vendor").str.to_lowercase() == str(vendor).lower())
+
+
+def _position(data: ReportData, provider: str) -> str:
+    phase = current_phase(data.result("phases"), provider)
+    if phase is None:
+        return "unknown (no analysis)" if data.analysis_run is None else "unknown"
+    days = (data.now - phase["start_at"]).days
+    stage = STAGES.get(phase["stage"], phase["stage"])
+    return f"{stage} for {days} days"
+
+
+def _forecast(data: ReportData, provider: str) -> str:
+    table = data.result("release_forecasts")
+    mine = table.filter(pl.col("provider") == provider) if table.height else table
+    if mine.height == 0:
+        return "no forecast (no ongoing degradation)" if data.analysis_run else fmt.DASH
+    row = mine.row(0, named=True)
+    if row["conclusive"] and row["window_lo"] and row["window_hi"]:
+        text = f"{fmt.day(row['window_lo'])} to {fmt.day(row['window_hi'])}"
+        return text + (
+            f", most likely {fmt.day(row['expected_date'])}" if row["expected_date"] else ""
+        )
+    return f"inconclusive: {row['basis'] or 'not enough release history'}"
+
+
+def cycle_rows(data: ReportData) -> list[CycleRow]:
+    """Where each provider stands in its release cycle."""
+    cycles = data.result("release_cycles")
+    rows = []
+    for provider in data.provider_names:
+        releases = releases_for(data, provider)
+        last = releases.row(-1, named=True) if releases.height else None
+        leads = (
+            cycles.filter((pl.col("provider") == provider) & pl.col("lead_days").is_not_null())
+            if cycles.height
+            else cycles
+        )
+        lead_text = (
+            ", ".join(f"{d:.0f}" for d in leads.sort("release_date")["lead_days"])
+            if (leads.height)
+            else fmt.DASH
+        )
+        since = (data.now.date() - last["release_date"]).days if last else None
+        rows.append(
+            CycleRow(
+                provider=provider,
+                last_release=f"{last['model']} ({fmt.day(last['release_date'])})"
+                if last
+                else fmt.DASH,
+                days_since=str(since) if since is not None else fmt.DASH,
+                position=_position(data, provider),
+                lead_times=lead_text + (" days" if leads.height else ""),
+                forecast=_forecast(data, provider),
+            )
+        )
+    return rows
+
+
+def _gaps(
+    hours: list[datetime], start: datetime, end: datetime
+) -> tuple[int, int, datetime | None]:
+    """Missing whole hours in [start, end): count, longest run and where it began."""
+    seen = set(hours)
+    missing, run, longest, longest_at, run_at = 0, 0, 0, None, None
+    moment = start
+    while moment + timedelta(hours=1) <= end:
+        if moment in seen:
+            run = 0
+        else:
+            missing += 1
+            run_at = moment if run == 0 else run_at
+            run += 1
+            if run > longest:
+                longest, longest_at = run, run_at
+        moment += timedelta(hours=1)
+    return missing, longest, longest_at
+
+
+def _coverage_notes(data: ReportData) -> list[QualityNote]:
+    notes: list[QualityNote] = []
+    hours = data.week_hours
+    if hours.height == 0:
+        return notes
+    start, end = data.week.start, data.now
+    all_hours = sorted(set(hours["hour"].to_list()))
+    first, last = all_hours[0], all_hours[-1] + timedelta(hours=1)
+    down, longest, at = _gaps(all_hours, first, last)
+    if down:
+        notes.append(
+            QualityNote(
+                "warn",
+                f"No probes from any provider for {down} hour(s) between "
+                f"the first and last probe of the week (longest gap {longest} h "
+                f"from {fmt.stamp(at)}): the daemon was probably down.",
+            )
+        )
+    for provider, part in hours.group_by("provider", maintain_order=True):
+        missing, longest, at = _gaps(part["hour"].to_list(), max(start, first), min(end, last))
+        if missing > down:
+            notes.append(
+                QualityNote(
+                    "info",
+                    f"{provider}: no probes in {missing} hour(s) "
+                    f"(longest gap {longest} h from {fmt.stamp(at)}).",
+                )
+            )
+    return notes
+
+
+def _skip_notes(data: ReportData) -> list[QualityNote]:
+    notes = []
+    for (reason,), part in data.skips.group_by("reason", maintain_order=True):
+        per = ", ".join(f"{r['provider']} {r['n']}" for r in part.iter_rows(named=True))
+        total = int(part["n"].sum())
+        notes.append(
+            QualityNote(
+                "warn" if reason == "budget" else "info",
+                f"{total} run(s) skipped or aborted ({reason}): {per}.",
+            )
+        )
+    return notes
+
+
+def quality_notes(data: ReportData) -> list[QualityNote]:
+    """Gaps, downtime, skipped runs and missing analysis, most serious first."""
+    notes: list[QualityNote] = []
+    if data.week.end > data.now:
+        notes.append(
+            QualityNote("info", f"This week is still running: data up to {fmt.stamp(data.now)}.")
+        )
+    if data.week_stats.height == 0:
+        notes.append(QualityNote("warn", "No probes were recorded in this week."))
+    run = data.analysis_run
+    if run is None:
+        notes.append(
+            QualityNote(
+                "warn",
+                "No finished analysis run: verdicts, phases and the "
+                "release cycle are missing. Run `nerfwatch analyze`.",
+            )
+        )
+    elif run["until"] is not None and run["until"] < data.week.start:
+        notes.append(
+            QualityNote(
+                "warn",
+                f"The newest analysis only covers data up to "
+                f"{fmt.stamp(run['until'])}, before this week.",
+            )
+        )
+    notes += _coverage_notes(data) + _skip_notes(data)
+    return sorted(notes, key=lambda n: n.level != "warn")
+
+
+def _outcome(row: dict[str, Any]) -> str:
+    if row["error_class"] not in (None, "ok"):
+        return str(row["error_class"])
+    if row["score_strict"] == "wrong":
+        return "wrong answer"
+    return "flagged: " + ", ".join(row["sanity_flags"] or [])
+
+
+def examples(data: ReportData) -> list[Example]:
+    """The latest failed, wrong or flagged probes of the week, with their text."""
+    out = []
+    for row in data.examples.iter_rows(named=True):
+        failed = row["error_class"] not in (None, "ok")
+        text = row["error_detail"] if failed else row["response_text"]
+        out.append(
+            Example(row["provider"], fmt.stamp(row["started_at"]), _outcome(row), text or "")
+        )
+    return out

@@ -1,0 +1,204 @@
+"""The verdict per provider and the fallback recommendation: the top of the report.
+
+Verdicts rest on the analysis tables (phases, warning signs, change points). Without a
+finished analysis run they say so rather than guess. Week-over-week comparisons are
+descriptive only and are worded that way.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from pipeline.report import fmt
+from pipeline.report.context import Recommendation, SignView, Verdict
+from pipeline.report.data import ReportData
+
+__all__ = ["STAGES", "current_phase", "recommendations", "verdicts"]
+
+STAGES = {
+    "stable": "Stable",
+    "subtle_degradation": "Subtle degradation",
+    "long_context_issues": "Long-context issues",
+    "major_degradation": "Major degradation",
+    "recovery": "Recovering",
+}
+SIGNS = {
+    "long_context_slower": "Long context got slower",
+    "more_busy_errors": "More 'busy' errors (429/503/529)",
+    "dumber_answers": "Dumber answers",
+    "reduced_rate_limits": "Reduced rate limits",
+    "no_official_word": "No official word",
+}
+_MIN_PROBES = 5  # fewer probes of a class in a week say nothing about it
+
+
+def current_phase(phases: pl.DataFrame, provider: str) -> dict[str, Any] | None:
+    """The ongoing phase (or the latest one) of ``provider``."""
+    if phases.height == 0:
+        return None
+    mine = phases.filter(pl.col("provider") == provider).sort("start_at")
+    if mine.height == 0:
+        return None
+    ongoing = mine.filter(pl.col("end_at").is_null())
+    return (ongoing if ongoing.height else mine).row(-1, named=True)
+
+
+def _tone(phase: dict[str, Any]) -> str:
+    if phase["label"] == "stable":
+        return "ok"
+    return "bad" if phase["stage"] == "major_degradation" else "warn"
+
+
+def _signs(data: ReportData, provider: str) -> list[SignView]:
+    table = data.result("warning_signs")
+    if table.height == 0:
+        return []
+    rows = table.filter((pl.col("provider") == provider) & pl.col("fires")).sort("sign")
+    views = []
+    for row in rows.iter_rows(named=True):
+        ci = ""
+        if row["effect_lo"] is not None and row["effect_hi"] is not None:
+            ci = f" (95 % CI {fmt.rel(row['effect_lo'])} to {fmt.rel(row['effect_hi'])})"
+        q = f"q = {row['qvalue']:.3g}" if row["qvalue"] is not None else ""
+        persistent = "persistent" if row.get("persistent") else ""
+        evidence = ", ".join(x for x in (q, persistent, row.get("test") or "") if x)
+        views.append(
+            SignView(SIGNS.get(row["sign"], row["sign"]), fmt.rel(row["effect"]) + ci, evidence)
+        )
+    return views
+
+
+def _stat(frame: pl.DataFrame, provider: str, cls: str) -> dict[str, Any] | None:
+    part = frame.filter((pl.col("provider") == provider) & (pl.col("context_class") == cls))
+    return part.row(0, named=True) if part.height else None
+
+
+def _week_changes(data: ReportData, provider: str) -> list[str]:
+    """Descriptive week-over-week moves big enough to mention."""
+    notes = []
+    for cls in ("short", "long"):
+        now, before = _stat(data.week_stats, provider, cls), _stat(data.prev_stats, provider, cls)
+        if not now or not before or min(now["n"], before["n"]) < _MIN_PROBES:
+            continue
+        if now["ttft_p50"] and before["ttft_p50"]:
+            change = now["ttft_p50"] / before["ttft_p50"] - 1
+            if abs(change) >= 0.10:
+                notes.append(
+                    f"{cls.capitalize()}-context TTFT p50 {fmt.ms(before['ttft_p50'])} → "
+                    f"{fmt.ms(now['ttft_p50'])} ({fmt.rel(change)} vs last week)"
+                )
+        err_now, err_before = 1 - now["n_ok"] / now["n"], 1 - before["n_ok"] / before["n"]
+        if abs(err_now - err_before) >= 0.02:
+            notes.append(
+                f"{cls.capitalize()}-context error rate {fmt.pct(err_before)} → {fmt.pct(err_now)}"
+            )
+    return notes
+
+
+def _analysis_changes(data: ReportData, provider: str) -> list[str]:
+    notes = []
+    start = data.week.start
+    phases = data.result("phases")
+    if phases.height:
+        new = phases.filter((pl.col("provider") == provider) & (pl.col("start_at") >= start))
+        for row in new.sort("start_at").iter_rows(named=True):
+            stage = STAGES.get(row["stage"], row["stage"])
+            notes.append(f"Entered phase '{stage}' on {fmt.day(row['start_at'])}")
+    points = data.result("change_points")
+    if points.height:
+        mine = points.filter((pl.col("provider") == provider) & (pl.col("at") >= start))
+        for row in mine.sort("at").iter_rows(named=True):
+            where = f" ({row['context_class']})" if row["context_class"] else ""
+            notes.append(
+                f"Change point in {row['metric']}{where} on {fmt.day(row['at'])}: "
+                f"{fmt.rel(row['effect'])}"
+            )
+    return notes
+
+
+def _verdict(data: ReportData, provider: str, model: str) -> Verdict:
+    changes = _analysis_changes(data, provider) + _week_changes(data, provider)
+    phase = current_phase(data.result("phases"), provider)
+    if data.analysis_run is None or phase is None:
+        status = (
+            "Not analysed yet: run `nerfwatch analyze`"
+            if data.analysis_run is None
+            else "No phase found: too little data for this provider"
+        )
+        return Verdict(
+            provider, model, "unknown", status, "", "", "", _signs(data, provider), changes
+        )
+    since = phase["start_at"]
+    days = max(0, (data.now - since).days)
+    severity = ""
+    if phase["label"] != "stable" and phase["severity"] is not None:
+        severity = f"TTFT {fmt.rel(phase['severity'])}"
+        if phase["severity_lo"] is not None and phase["severity_hi"] is not None:
+            severity += (
+                f" (95 % CI {fmt.rel(phase['severity_lo'])} to {fmt.rel(phase['severity_hi'])})"
+            )
+    confidence = f"confidence {phase['confidence']:.0%}" if phase["confidence"] is not None else ""
+    status = STAGES.get(phase["stage"], str(phase["stage"]))
+    return Verdict(
+        provider,
+        model,
+        _tone(phase),
+        status,
+        f"since {fmt.day(since)} ({days} days)",
+        severity,
+        confidence,
+        _signs(data, provider),
+        changes or ["No notable change this week."],
+    )
+
+
+def verdicts(data: ReportData) -> list[Verdict]:
+    """One verdict per provider seen in the history window, worst first."""
+    order = {"bad": 0, "warn": 1, "unknown": 2, "ok": 3}
+    found = [
+        _verdict(data, str(row["provider"]), str(row["model"]))
+        for row in data.providers.iter_rows(named=True)
+    ]
+    return sorted(found, key=lambda v: (order[v.tone], v.provider))
+
+
+def _degraded(data: ReportData, provider: str) -> bool:
+    phase = current_phase(data.result("phases"), provider)
+    return phase is not None and phase["label"] == "degraded" and phase["end_at"] is None
+
+
+def _pick(data: ReportData, cls: str) -> Recommendation:
+    rows = data.week_stats.filter(
+        (pl.col("context_class") == cls) & (pl.col("n") >= _MIN_PROBES) & (pl.col("n_ok") > 0)
+    ).with_columns((pl.col("n_ok") / pl.col("n")).alias("availability"))
+    if rows.height == 0:
+        return Recommendation(cls, None, f"No {cls}-context probes ran this week.")
+    if len(data.provider_names) == 1:
+        only = str(rows["provider"][0])
+        return Recommendation(
+            cls,
+            None,
+            f"Only {only} is monitored: there is nothing to fall "
+            "back to. Add a second provider to get a recommendation.",
+        )
+    healthy = rows.filter(
+        ~pl.col("provider").map_elements(lambda p: _degraded(data, p), return_dtype=pl.Boolean)
+    )
+    pool = healthy if healthy.height else rows
+    best_availability = float(pool["availability"].max())  # type: ignore[arg-type]
+    pool = pool.filter(pl.col("availability") >= best_availability - 0.02).sort("ttft_p50")
+    row = pool.row(0, named=True)
+    basis = "not in a degradation phase" if healthy.height else "every provider is degraded"
+    reason = (
+        f"{basis}; availability {fmt.pct(row['availability'])}, TTFT p50 "
+        f"{fmt.ms(row['ttft_p50'])} this week (the fastest among those within 2 points of the "
+        "best availability)."
+    )
+    return Recommendation(cls, str(row["provider"]), reason)
+
+
+def recommendations(data: ReportData) -> list[Recommendation]:
+    """Where to send short- and long-context traffic now."""
+    return [_pick(data, "short"), _pick(data, "long")]

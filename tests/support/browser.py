@@ -1,0 +1,70 @@
+"""Open a rendered report in Debian's headless Chromium through playwright.
+
+Only the system browser is used (no ``playwright install``). Every request the page
+makes and every console message is recorded, so tests can insist on none.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+__all__ = ["ARTIFACTS", "CHROMIUM", "PageVisit", "browser", "visit"]
+
+CHROMIUM = os.environ.get("NERFWATCH_CHROMIUM", "/usr/bin/chromium")
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+@dataclass
+class PageVisit:
+    """What happened while a page loaded, plus handles to inspect it."""
+
+    page: object
+    requests: list[str] = field(default_factory=list)
+    console: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    """One headless Chromium per test module."""
+    if shutil.which(CHROMIUM) is None and not Path(CHROMIUM).exists():
+        pytest.fail(
+            f"{CHROMIUM} not found: install Debian's chromium package (apt-get install chromium)"
+        )
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        instance = pw.chromium.launch(executable_path=CHROMIUM, args=_ARGS, headless=True)
+        try:
+            yield instance
+        finally:
+            instance.close()
+
+
+def visit(browser: object, path: Path, *, screenshot: str | None = None) -> PageVisit:
+    """Load ``path`` in a fresh page; optionally save a full-page screenshot artifact."""
+    page = browser.new_page(viewport={"width": 1100, "height": 900})  # type: ignore[attr-defined]
+    result = PageVisit(page)
+    page.on("request", lambda r: result.requests.append(r.url))
+    page.on("console", lambda m: result.console.append(f"{m.type}: {m.text}"))
+    page.on("pageerror", lambda e: result.errors.append(str(e)))
+    page.goto(path.resolve().as_uri(), wait_until="load")
+    if screenshot:
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / screenshot), full_page=True)
+    return result
