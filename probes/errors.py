@@ -104,7 +104,6 @@ RULES: tuple[Rule, ...] = (
     _r("overloaded_error OverloadedError", "overloaded"),
     _r("authentication_error permission_error", "auth"),
     _r("request_too_large", "bad_request"),
-    _r("api_error", "server_error"),
     # Z.ai / BigModel business codes (strings in error.code)
     _zai(1000, 1004, "auth"),
     _r("1113", "quota_exhausted"),
@@ -135,7 +134,7 @@ RULES: tuple[Rule, ...] = (
     _r("Throttling Throttling.RateQuota Throttling.User", "rate_limited"),
     _r("InvalidApiKey AccessDenied AccessDenied.Unpurchased Model.AccessDenied", "auth"),
     _r("DataInspectionFailed data_inspection_failed", "content_filter"),
-    _r("InvalidParameter ModelNotFound", "bad_request"),
+    _r("ModelNotFound", "bad_request"),
     _r("InternalError InternalError.Algo", "server_error"),
     # Google RPC status (Gemini)
     _r("RESOURCE_EXHAUSTED", "rate_limited"),
@@ -143,9 +142,6 @@ RULES: tuple[Rule, ...] = (
     _r("UNAUTHENTICATED PERMISSION_DENIED", "auth"),
     _r("INVALID_ARGUMENT FAILED_PRECONDITION NOT_FOUND", "bad_request"),
     _r("INTERNAL DEADLINE_EXCEEDED", "server_error"),
-    # vLLM exception names
-    _r("BadRequestError UnprocessableEntityError NotFoundError NotImplementedError", "bad_request"),
-    _r("InternalServerError", "server_error"),
     # Preset-specific readings of a bare status
     _r("", "quota_exhausted", status=403, preset="moonshot"),
     _r("", "content_filter", status=403, preset="openrouter"),
@@ -155,13 +151,16 @@ RULES: tuple[Rule, ...] = (
 # "invalid_request_error: prompt is too long" reads as context_overflow.
 GENERIC_RULES: tuple[Rule, ...] = (
     _r("rate_limit_error", "rate_limited"),
-    _r("invalid_request_error not_found_error model_not_found", "bad_request"),
+    _r("invalid_request_error not_found_error model_not_found InvalidParameter", "bad_request"),
+    # vLLM exception names (a context overflow is a BadRequestError with a telling message)
+    _r("BadRequestError UnprocessableEntityError NotFoundError NotImplementedError", "bad_request"),
+    _r("InternalServerError", "server_error"),
 )
 
 _MESSAGE_RULES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"context.{0,20}(length|window)|maximum context|prompt is too long|"
                 r"too many (input )?tokens|token length too long|exceeded model token limit|"
-                r"input is too long", re.I), "context_overflow"),
+                r"input is too long|range of input length", re.I), "context_overflow"),
     (re.compile(r"insufficient (balance|credit|quota)|exceeded your current quota|"
                 r"spend limit|no resource package|recharge", re.I), "quota_exhausted"),
     (re.compile(r"overload|high load|too busy|too much traffic|capacity", re.I), "overloaded"),

@@ -205,7 +205,13 @@ async def _attempt(
     error_class, code, detail = outcome_class(ex, state, answer, preset.name)
     result.error_class, result.error_code = error_class, code
     result.error_detail = _scrub(detail, provider)
-    if error_class in COMPLETED:
+    answered = (
+        error_class in COMPLETED
+        and state.error is None
+        and ex.status is not None
+        and 200 <= ex.status < 300
+    )
+    if answered:
         score = family.score(item, answer)
         result.score_strict, result.score_lenient = score.strict, score.lenient
         result.extracted_answer = score.extracted
@@ -216,7 +222,7 @@ async def _attempt(
         reported_model=state.reported_model,
         configured_model=provider.model,
         cached_tokens=state.usage.cached_tokens,
-        attempted=error_class in COMPLETED,
+        attempted=answered,
     )
     estimator.observe(probe.task, len(item.prompt), state.usage.input_tokens)
 

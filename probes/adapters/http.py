@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -86,19 +85,24 @@ async def _read_limited(response: httpx.Response, limit: int) -> bytes:
 async def _consume_stream(
     response: httpx.Response,
     state: StreamState,
-    on_event: Callable[..., None],
+    adapter: Any,
     stall_s: float,
 ) -> None:
     parser = SSEParser()
     timeline = state.timeline
+    head = bytearray()  # the start of the body, in case it is plain JSON, not SSE
+    events = 0
     async for piece in response.aiter_bytes():
         at = now_ns()
+        if len(head) < ERROR_BODY_LIMIT:
+            head += piece[: ERROR_BODY_LIMIT - len(head)]
         before = len(timeline.token_times)
         for item in parser.feed(piece):
             if isinstance(item, Comment):
                 state.comment(item.text)
             else:
-                on_event(item, state, at)
+                events += 1
+                adapter.on_event(item, state, at)
         if state.done:
             return
         quiet = len(timeline.token_times) == before and timeline.first_token is not None
@@ -108,7 +112,12 @@ async def _consume_stream(
         if isinstance(item, Comment):
             state.comment(item.text)
         else:
-            on_event(item, state, now_ns())
+            events += 1
+            adapter.on_event(item, state, now_ns())
+    if not events and head.strip()[:1] in (b"{", b"["):
+        # A JSON body where a stream was asked for: MiniMax answers errors this way
+        # (HTTP 200 + base_resp), some gateways too.
+        adapter.on_body(_decode_json(bytes(head)), state)
 
 
 async def execute(
@@ -155,7 +164,7 @@ async def execute(
                 if not 200 <= response.status_code < 300:
                     ex.error_body = _decode_json(await _read_limited(response, ERROR_BODY_LIMIT))
                 elif request.stream:
-                    await _consume_stream(response, state, adapter.on_event, read_timeout_s)
+                    await _consume_stream(response, state, adapter, read_timeout_s)
                 else:
                     body = _decode_json(await _read_limited(response, BODY_LIMIT))
                     adapter.on_body(body, state)
