@@ -153,3 +153,33 @@ def test_import_rejects_unknown_columns(warehouse: Warehouse, tmp_path: Path) ->
     bad.write_text("vendor,model,date\nOpenAI,GPT,2026-01-01\n")
     code, out = nerfwatch("releases", "import", str(bad), "--db", str(warehouse.path))
     assert code == 2 and "release_date" in out
+
+
+@pytest.mark.slow
+def test_sql_while_another_process_writes(warehouse: Warehouse) -> None:
+    """Readers interleave with a writer's short transactions; nobody sees a lock error."""
+    root = Path(__file__).resolve().parents[1]
+    writer = subprocess.Popen(
+        [sys.executable, "-m", "tests.support.writer_loop", str(warehouse.path), "--batches", "60"],
+        cwd=root,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert writer.stdout is not None
+    assert writer.stdout.readline().strip() == "started"
+    counts = []
+    while writer.poll() is None:
+        code, out = nerfwatch(
+            "sql",
+            "SELECT count(*) AS n FROM probe_results",
+            "--db",
+            str(warehouse.path),
+            "-f",
+            "csv",
+        )
+        assert code == 0, out
+        counts.append(int(out.splitlines()[1]))
+    assert writer.wait(timeout=120) == 0
+    writer.stdout.close()
+    assert counts == sorted(counts) and len(counts) >= 2
+    assert warehouse.query("SELECT count(*) AS n FROM probe_results")["n"][0] == 300

@@ -1,0 +1,45 @@
+"""Write probe rows in short transactions, as the daemon's flushes do.
+
+    python -m tests.support.writer_loop PATH --batches N
+
+Prints ``started`` after the first batch and ``done`` at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+from datetime import UTC, datetime
+
+from pipeline.warehouse import Warehouse
+from probes.ids import new_run_id
+from probes.result import ProbeResult
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("path")
+    parser.add_argument("--batches", type=int, default=50)
+    args = parser.parse_args()
+    warehouse = Warehouse(args.path, lock_wait_s=30)
+    for batch in range(args.batches):
+        rows = [
+            ProbeResult(
+                run_id=new_run_id(),
+                started_at=datetime.now(UTC),
+                provider="alpha",
+                model="m",
+                probe="short",
+                task_family="arithmetic",
+                error_class="ok",
+                ttft_ms=100.0,
+            ).as_row()
+            for _ in range(5)
+        ]
+        warehouse.insert_rows("probe_results", rows, key="run_id")
+        if batch == 0:
+            print("started", flush=True)
+    print("done", flush=True)
+
+
+if __name__ == "__main__":
+    main()
