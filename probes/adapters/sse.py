@@ -85,7 +85,10 @@ class SSEParser:
 
     def _line(self, line: str) -> Event | Comment | None:
         if not line:
-            return self._dispatch() if self._has_data else self._reset()
+            if self._has_data:
+                return self._dispatch()
+            self._reset()  # an event name without data dispatches nothing
+            return None
         if line.startswith(":"):
             return Comment(line[1:].strip())
         name, _, value = line.partition(":")
