@@ -8,7 +8,7 @@ import pytest
 
 from pipeline.warehouse import Warehouse
 
-pytest_plugins = ["tests.support.simulator"]
+pytest_plugins = ["tests.support.simulator", "tests.support.browser"]
 
 
 @pytest.fixture

@@ -202,7 +202,7 @@ def quality_notes(data: ReportData) -> list[QualityNote]:
             QualityNote(
                 "warn",
                 "No finished analysis run: verdicts, phases and the "
-                "release cycle are missing. Run `nerfwatch analyze`.",
+                "release cycle are missing. Run: nerfwatch analyze",
             )
         )
     elif run["until"] is not None and run["until"] < data.week.start:

@@ -123,7 +123,7 @@ def _verdict(data: ReportData, provider: str, model: str) -> Verdict:
     phase = current_phase(data.result("phases"), provider)
     if data.analysis_run is None or phase is None:
         status = (
-            "Not analysed yet: run `nerfwatch analyze`"
+            "Not analysed yet (run: nerfwatch analyze)"
             if data.analysis_run is None
             else "No phase found: too little data for this provider"
         )
