@@ -54,6 +54,7 @@ def uv_env() -> dict[str, str]:
     env = dict(os.environ)
     env.setdefault("UV_PYTHON", sys.executable)  # use this interpreter, never download one
     env.setdefault("UV_PYTHON_DOWNLOADS", "never")
+    env.setdefault("UV_SYSTEM_CERTS", "true")  # trust the machine's certificate store
     return env
 
 
