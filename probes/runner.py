@@ -76,6 +76,9 @@ def outcome_class(
     """(error_class, provider error code, detail) of a finished exchange."""
     if ex.failure is not None:
         return ex.failure, None, ex.detail
+    if ex.status is not None and 300 <= ex.status < 400:
+        where = ex.headers.get("location", "?")
+        return classify(ex.status, (), "", preset), None, f"redirect to {where}"
     if ex.status is not None and not 200 <= ex.status < 300:
         fields = _body_error(ex.error_body)
         codes, message = fields if fields else ((), _short(ex.error_body))

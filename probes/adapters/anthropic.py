@@ -106,8 +106,11 @@ def on_event(event: Event, state: StreamState, at: int) -> None:
         state.bad_event(f"{event.event} payload is not a JSON object")
         return
     kind = obj.get("type") or event.event
-    if kind == "error" or event.event == "error":
-        state.fail(error_fields(obj) or ProviderError((), "error event without details"))
+    if kind == "error" or event.event == "error" or "base_resp" in obj:
+        error = error_fields(obj)
+        if error is not None or kind == "error" or event.event == "error":
+            state.fail(error or ProviderError((), "error event without details"))
+            return
     elif kind == "message_start":
         message = obj.get("message")
         if isinstance(message, dict):

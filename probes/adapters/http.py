@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -92,7 +93,8 @@ async def _consume_stream(
     timeline = state.timeline
     head = bytearray()  # the start of the body, in case it is plain JSON, not SSE
     events = 0
-    async for piece in response.aiter_bytes():
+    chunks = response.aiter_bytes()
+    async for piece in chunks:
         at = now_ns()
         if len(head) < ERROR_BODY_LIMIT:
             head += piece[: ERROR_BODY_LIMIT - len(head)]
@@ -104,6 +106,8 @@ async def _consume_stream(
                 events += 1
                 adapter.on_event(item, state, at)
         if state.done:
+            timeline.finish()
+            await _drain(chunks)
             return
         quiet = len(timeline.token_times) == before and timeline.first_token is not None
         if quiet and timeline.since_last_token_s > stall_s:
@@ -118,6 +122,17 @@ async def _consume_stream(
         # A JSON body where a stream was asked for: MiniMax answers errors this way
         # (HTTP 200 + base_resp), some gateways too.
         adapter.on_body(_decode_json(bytes(head)), state)
+
+
+async def _drain(chunks: AsyncIterator[bytes], limit_s: float = 0.25) -> None:
+    """Read what follows the terminator (the chunked-encoding end), so the connection
+    goes back to the pool instead of being closed; bounded, since it is not needed."""
+    try:
+        async with asyncio.timeout(limit_s):
+            async for _ in chunks:
+                pass
+    except (TimeoutError, httpx.TransportError):
+        pass
 
 
 async def execute(
