@@ -1,0 +1,83 @@
+"""``nerfwatch probe`` against the simulator: rows printed and stored; bad input exits 2."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from pipeline.cli import app
+from pipeline.warehouse import Warehouse
+from probes.simulator import SimulatorHandle
+
+
+@pytest.fixture
+def config_file(tmp_path: Path, simulator: SimulatorHandle) -> Path:
+    path = tmp_path / "nerfwatch.toml"
+    path.write_text(
+        f"""
+[warehouse]
+path = "data/nerfwatch.duckdb"
+spool_dir = "data/spool"
+
+[[providers]]
+name = "nova"
+format = "openai"
+preset = "simulator"
+base_url = "{simulator.provider_url("nova")}"
+model = "{simulator.scenario.provider("nova").model}"
+price_input_per_mtok = 1.0
+price_output_per_mtok = 4.0
+
+[[providers]]
+name = "sable"
+format = "anthropic"
+preset = "simulator"
+base_url = "{simulator.provider_url("sable")}"
+model = "{simulator.scenario.provider("sable").model}"
+
+[[probes]]
+name = "short-arithmetic"
+task = "arithmetic"
+every = "10m"
+max_output_tokens = 256
+"""
+    )
+    return path
+
+
+def test_probe_prints_and_stores_one_row(config_file: Path) -> None:
+    result = CliRunner().invoke(app, ["probe", "nova", "--config", str(config_file)])
+    assert result.exit_code == 0, result.output
+    assert "error_class: ok" in result.output
+    assert "score_strict: correct" in result.output
+    db = Warehouse(config_file.parent / "data" / "nerfwatch.duckdb")
+    rows = db.query("SELECT provider, probe, error_class FROM probe_results")
+    assert rows.rows() == [("nova", "short-arithmetic", "ok")]
+
+
+def test_probe_repeat_with_task_and_context_prints_a_summary(config_file: Path) -> None:
+    args = ["probe", "sable", "--task", "kv_lookup", "--context", "2k", "--repeat", "3"]
+    result = CliRunner().invoke(app, [*args, "--config", str(config_file)])
+    assert result.exit_code == 0, result.output
+    assert "probe summary" in result.output and "adhoc-kv_lookup" in result.output
+    db = Warehouse(config_file.parent / "data" / "nerfwatch.duckdb")
+    frame = db.query("SELECT context_target_tokens, score_strict FROM probe_results")
+    assert frame.height == 3
+    assert set(frame["context_target_tokens"]) == {2_000}
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["probe", "nobody"], "unknown provider"),
+        (["probe", "nova", "--task", "poetry"], "--task"),
+        (["probe", "nova", "--context", "lots"], "--context"),
+    ],
+)
+def test_bad_input_exits_2(config_file: Path, args: list[str], message: str) -> None:
+    result = CliRunner().invoke(app, [*args, "--config", str(config_file)])
+    assert result.exit_code == 2
+    assert message in result.output
+    assert "Traceback" not in result.output
