@@ -185,7 +185,7 @@ def test_errors_on_demand_in_both_formats(simulator: SimulatorHandle, client: ht
     )
     assert r.status_code == 200
     last = [d for n, d in sse_events(r.text) if n is None][-1]
-    assert json.loads(last)["error"]["code"] == "server_is_overloaded"
+    assert json.loads(last)["error"]["type"] == "server_error"
     r = client.post(
         an, json=anthropic_body(prompt, stream=True), headers={"x-sim-error": "stream_error"}
     )

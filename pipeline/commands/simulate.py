@@ -1,10 +1,111 @@
-"""Commands of this area (placeholder until implemented)."""
+"""``nerfwatch simulate``: run the provider simulator, or write synthetic history."""
 
 from __future__ import annotations
 
+import dataclasses
+from datetime import UTC, datetime
+from pathlib import Path
+
 import typer
+
+from pipeline.commands.common import fail
+from pipeline.warehouse import Warehouse, WarehouseError
+from probes.simulator import Scenario, ScenarioError, bundled_scenario, configure
+from probes.simulator.running import HOST, serve
+from probes.simulator.store import write_history
+
+__all__ = ["register"]
+
+simulate_app = typer.Typer(
+    help="The bundled provider simulator: serve it on loopback, or write synthetic history.",
+    no_args_is_help=True,
+)
+
+SCENARIO_OPTION = typer.Option(
+    None,
+    "--scenario",
+    "-s",
+    help="Scenario TOML file (default: the bundled training_cycle scenario).",
+)
+
+
+def _scenario(
+    path: Path | None, time_scale: float | None = None, quiet: bool | None = None
+) -> Scenario:
+    """Load the scenario or exit 2 naming the file and key."""
+    try:
+        return configure(path or bundled_scenario(), time_scale=time_scale, quiet=quiet)
+    except ScenarioError as exc:
+        fail(str(exc), 2)
+
+
+@simulate_app.command("serve")
+def serve_command(
+    scenario: Path | None = SCENARIO_OPTION,
+    port: int = typer.Option(8765, "--port", "-p", help="TCP port on 127.0.0.1 (0 = any free)."),
+    time_scale: float | None = typer.Option(
+        None, "--time-scale", help="Multiply every simulated delay (0.01 = 100x faster)."
+    ),
+    quiet: bool = typer.Option(
+        False, "--quiet", help="No random errors, faults or wrong answers (only on request)."
+    ),
+) -> None:
+    """Serve the scenario's providers on 127.0.0.1 until interrupted (Ctrl-C)."""
+    if not 0 <= port <= 65535:
+        fail(f"--port: expected 0..65535, got {port}", 2)
+    sim = _scenario(scenario, time_scale=time_scale, quiet=quiet or None)
+    names = ", ".join(f"http://{HOST}:{port}/{p.name}/v1" for p in sim.providers)
+    typer.echo(f"simulating {sim.name}: {names}", err=True)
+    try:
+        serve(sim, port)
+    except OSError as exc:
+        fail(f"cannot listen on {HOST}:{port}: {exc.strerror}")
+
+
+@simulate_app.command("history")
+def history_command(
+    scenario: Path | None = SCENARIO_OPTION,
+    days: float = typer.Option(180.0, "--days", help="Length of the history, ending now."),
+    db: Path = typer.Option(..., "--db", help="Warehouse file to write (created if missing)."),
+    seed: int | None = typer.Option(None, "--seed", help="Random seed (default: the scenario's)."),
+    cadence: float | None = typer.Option(
+        None, "--cadence-minutes", help="Minutes between runs of each probe (default: scenario)."
+    ),
+    step_scale: float | None = typer.Option(
+        None, "--step-scale", help="Scale every phase's change (0 = no degradation)."
+    ),
+    noise: float | None = typer.Option(None, "--noise", help="Scale every noise sigma."),
+    end: datetime | None = typer.Option(
+        None, "--end", help="End of the history (UTC; default now)."
+    ),
+    append: bool = typer.Option(
+        False, "--append", help="Keep earlier synthetic rows instead of replacing them."
+    ),
+) -> None:
+    """Write synthetic probe rows (source='synthetic') plus the planted phases and releases."""
+    if days <= 0:
+        fail(f"--days: expected a positive number, got {days}", 2)
+    sim = _scenario(scenario)
+    changes = {"cadence_minutes": cadence, "step_scale": step_scale, "noise": noise}
+    options = dataclasses.replace(
+        sim.history, **{k: v for k, v in changes.items() if v is not None}
+    )
+    if options.cadence_minutes <= 0:
+        fail("--cadence-minutes: expected a positive number", 2)
+    when = end.replace(tzinfo=UTC) if end and end.tzinfo is None else end
+    try:
+        summary = write_history(
+            Warehouse(db), sim, days=days, end=when, seed=seed, options=options, replace=not append
+        )
+    except WarehouseError as exc:
+        fail(str(exc))
+    typer.echo(
+        f"wrote {summary.inserted:,} synthetic rows ({summary.rows_per_s:,.0f} rows/s generated, "
+        f"{summary.write_s:.1f}s to store), {summary.phases} planted phases and "
+        f"{summary.releases} releases to {db}"
+    )
 
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to the ``nerfwatch`` app."""
-    del app
+    """Add ``nerfwatch simulate serve|history``."""
+    app.add_typer(simulate_app, name="simulate")

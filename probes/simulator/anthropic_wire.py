@@ -115,7 +115,7 @@ def terminator(plan: Plan) -> bytes:
     return _event("message_stop", {})
 
 
-def stream_error(plan: Plan) -> bytes:
+def stream_error(plan: Plan | None = None) -> bytes:
     del plan
     return _event("error", {"error": {"type": "overloaded_error", "message": "Overloaded"}})
 

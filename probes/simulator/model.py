@@ -154,19 +154,21 @@ def error_probabilities(
     return {kind: np.clip(p * scale, 0.0, 1.0) for kind, p in probs.items()}
 
 
-def prefill_ms(provider: Provider, tokens: Floats) -> Floats:
+def prefill_ms(provider: Provider, tokens: npt.ArrayLike) -> Floats:
     """Prefill time, super-linear in prompt tokens (attention and KV-cache pressure)."""
     ktok = np.asarray(tokens, dtype=np.float64) / 1_000.0
     return provider.prefill_ms_per_ktok * np.power(ktok, provider.prefill_exponent)
 
 
-def ttft_median_ms(provider: Provider, pv: PhaseValues, tokens: Floats, load: Floats) -> Floats:
+def ttft_median_ms(
+    provider: Provider, pv: PhaseValues, tokens: npt.ArrayLike, load: npt.ArrayLike
+) -> Floats:
     """TTFT before noise: fixed latency + queueing + prefill, times the phase multiplier."""
-    tokens = np.asarray(tokens, dtype=np.float64)
-    long = tokens >= LONG_CONTEXT_TOKENS
+    count = np.asarray(tokens, dtype=np.float64)
+    long = count >= LONG_CONTEXT_TOKENS
     multiplier = np.where(long, pv.latency_long, pv.latency_short)
     base = provider.base_latency_ms + provider.queue_ms_per_request * np.asarray(load)
-    return (base + prefill_ms(provider, tokens)) * multiplier
+    return (base + prefill_ms(provider, count)) * multiplier
 
 
 def decode_tps(provider: Provider, pv: PhaseValues, dem: Floats) -> Floats:

@@ -91,18 +91,12 @@ def terminator(plan: Plan) -> bytes:
     return b"data: [DONE]\n\n"
 
 
-def stream_error(plan: Plan) -> bytes:
+def stream_error(plan: Plan | None = None) -> bytes:
     """A mid-stream error: one data line with an ``error`` object and no ``choices``."""
     del plan
+    message = "The server had an error while processing your request. Sorry about that!"
     return _sse(
-        {
-            "error": {
-                "message": "The server is overloaded. Please try again later.",
-                "type": "service_unavailable_error",
-                "param": None,
-                "code": "server_is_overloaded",
-            }
-        }
+        {"error": {"message": message, "type": "server_error", "param": None, "code": None}}
     )
 
 

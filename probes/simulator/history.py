@@ -1,0 +1,504 @@
+"""Synthetic probe history drawn from the scenario model, vectorized with numpy and polars.
+
+``generate`` returns ``probe_results`` rows (``source = 'synthetic'``) for every scenario
+provider x probe at the history cadence over a window ending now (or ``end``), using the
+same phase multipliers, demand rhythm, error probabilities, latency and quality model as
+the live server (``probes.simulator.model``). ``planted_phases`` and ``planted_releases``
+give the ground truth; ``probes.simulator.store`` writes all three to the warehouse.
+
+Per row, with ``noise`` scaling every sigma:
+
+* TTFT: the model's median x lognormal(ttft_noise); a ``heavy_tail`` share is multiplied
+  by (1 + Pareto(tail_alpha)); an ``outliers`` share by U(5, 20).
+* decode speed: the model's speed x lognormal(0.05); ITL p50/p95/max follow from the
+  lognormal(itl_jitter) gap distribution and the token count.
+* errors and faults: one roll per row over the scenario's kinds; the columns a probe
+  would record for each come from ``probes.simulator.outcomes``.
+* quality: wrong / format slip / correct as the live server rolls them; a
+  ``fixed_prompt`` probe records its answer (1-10), flatter when quantized.
+* gaps: Poisson(gaps_per_month) downtime windows shared by all providers drop rows.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import polars as pl
+
+from probes.simulator import model
+from probes.simulator.outcomes import FAULT_OUTCOMES, Outcome, error_outcomes
+from probes.simulator.scenario import (
+    ERROR_KINDS,
+    HistoryOptions,
+    ProbeSpec,
+    Provider,
+    Scenario,
+)
+from probes.simulator.uuid7 import uuid7_batch
+from probes.tasks import FAMILIES
+
+__all__ = ["Window", "generate", "planted_phases", "planted_releases", "window"]
+
+Floats = npt.NDArray[np.float64]
+Bools = npt.NDArray[np.bool_]
+
+_STALL_MS = 30_000.0  # a probe's read timeout: how long a stalled row lasts
+_FIXED_WEIGHTS = np.array([0.01, 0.02, 0.06, 0.08, 0.1, 0.13, 0.38, 0.14, 0.05, 0.03])
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """The history's time span and the scenario's day 0."""
+
+    start: datetime
+    end: datetime
+    scenario_start: datetime
+
+
+def window(scenario: Scenario, days: float, end: datetime | None = None) -> Window:
+    """``days`` ending at ``end`` (default now); day 0 as the live server computes it."""
+    end = end or datetime.now(UTC)
+    return Window(end - timedelta(days=days), end, scenario.clock.start_at())
+
+
+def generate(
+    scenario: Scenario,
+    win: Window,
+    *,
+    seed: int | None = None,
+    options: HistoryOptions | None = None,
+) -> pl.DataFrame:
+    """All synthetic rows for the window, sorted by time."""
+    opts = options or scenario.history
+    rng = np.random.default_rng(scenario.seed if seed is None else seed)
+    t0, t1 = win.start.timestamp(), win.end.timestamp()
+    downtime = _gaps(opts, t0, t1, rng)
+    frames = []
+    for provider in scenario.providers:
+        for k, probe in enumerate(scenario.probes):
+            cadence = 60.0 * (probe.every_minutes or opts.cadence_minutes)
+            offset = cadence * k / max(len(scenario.probes), 1)  # probes spread in a slot
+            slots = np.arange(np.ceil(t0 / cadence) * cadence + offset, t1, cadence)
+            t = slots + rng.uniform(0.0, opts.scheduler_jitter_s, slots.size)
+            t = t[~_inside(t, downtime)]
+            frames.append(_rows(scenario, provider, probe, t, win, opts, rng))
+    return pl.concat(frames, how="vertical_relaxed")
+
+
+def _gaps(opts: HistoryOptions, t0: float, t1: float, rng: np.random.Generator) -> Floats:
+    months = (t1 - t0) / (30 * 86_400.0)
+    count = int(rng.poisson(max(opts.gaps_per_month * months, 0.0)))
+    starts = rng.uniform(t0, t1, count)
+    lengths = rng.exponential(opts.gap_hours * 3_600.0, count)
+    return np.stack([starts, starts + lengths], axis=1) if count else np.empty((0, 2))
+
+
+def _inside(t: Floats, windows: Floats) -> Bools:
+    out = np.zeros(t.shape, dtype=bool)
+    for lo, hi in windows:
+        out |= (t >= lo) & (t < hi)
+    return out
+
+
+def _roll(probabilities: list[Floats], rng: np.random.Generator, n: int) -> npt.NDArray[np.int64]:
+    """Index of the outcome each row drew (len(probabilities) = none), one uniform per row."""
+    if not probabilities:
+        return np.zeros(n, dtype=np.int64)
+    cumulative = np.cumsum(np.stack(probabilities), axis=0)
+    u = rng.random(n)
+    return (u[None, :] >= cumulative).sum(axis=0).astype(np.int64)
+
+
+def _lognormal(rng: np.random.Generator, sigma: float, n: int) -> Floats:
+    return np.exp(sigma * rng.standard_normal(n))
+
+
+def _rows(
+    scenario: Scenario,
+    provider: Provider,
+    probe: ProbeSpec,
+    t: Floats,
+    win: Window,
+    opts: HistoryOptions,
+    rng: np.random.Generator,
+) -> pl.DataFrame:
+    n = t.size
+    days = model.days_since(win.scenario_start, t)
+    pv = model.phase_values(provider, days, opts.step_scale)
+    rhythm = scenario.rhythm_of(provider)
+    dem = model.demand(rhythm, t, opts.seasonality)
+    load = rng.poisson(provider.background_load * dem)
+
+    # usage
+    input_tokens = np.round(probe.context_tokens * rng.uniform(0.97, 1.03, n)).astype(np.int64)
+    reasoning = np.zeros(n, dtype=np.int64)
+    if provider.reasoning != "none":
+        reasoning = rng.poisson(provider.reasoning_tokens, n).astype(np.int64) + 1
+    answer = np.maximum(rng.poisson(probe.answer_tokens, n), 1).astype(np.int64)
+    output = np.minimum(reasoning + answer, probe.max_output_tokens)
+    length_cut = reasoning + answer > probe.max_output_tokens
+
+    # latency
+    ttft = model.ttft_median_ms(provider, pv, input_tokens, load)
+    ttft = ttft * _lognormal(rng, provider.ttft_noise * opts.noise, n)
+    tail = rng.random(n) < opts.heavy_tail
+    ttft = np.where(tail, ttft * (1.0 + rng.pareto(opts.tail_alpha, n)), ttft)
+    spike = rng.random(n) < opts.outliers
+    ttft = np.where(spike, ttft * rng.uniform(5.0, 20.0, n), ttft)
+    tps = model.decode_tps(provider, pv, dem) * _lognormal(rng, 0.05 * opts.noise, n)
+    mean_gap = 1_000.0 / tps
+    sigma = provider.itl_jitter * opts.noise
+    base = np.exp(-(sigma**2) / 2)
+    gaps = np.maximum(output - 1, 1)
+    itl_p50 = mean_gap * base
+    itl_p95 = mean_gap * np.exp(1.645 * sigma) * base
+    itl_max = mean_gap * np.exp(sigma * np.sqrt(2 * np.log(gaps + 1))) * base
+    decode = (output - 1) * mean_gap
+    headers = np.minimum(ttft, provider.base_latency_ms * 0.3 * _lognormal(rng, 0.2, n))
+
+    # errors, then faults on the rows without an error
+    kinds = list(ERROR_KINDS)
+    probs = model.error_probabilities(provider, rhythm, pv, dem)
+    kind_idx = _roll([probs[k] for k in kinds], rng, n)
+    fault_names = list(provider.faults)
+    fault_idx = _roll(
+        [np.full(n, provider.faults[f]) * pv.fault_multiplier for f in fault_names], rng, n
+    )
+    fault_idx = np.where(kind_idx < len(kinds), len(fault_names), fault_idx)
+    keepalive = np.zeros(n, dtype=bool)
+    if "keepalive_minute" in fault_names:
+        keepalive = fault_idx == fault_names.index("keepalive_minute")
+    ttft = ttft + np.where(keepalive, scenario.fault_timing.keepalive_s * 1_000.0, 0.0)
+
+    outcomes = [*(error_outcomes(provider)[k] for k in kinds)]
+    faults = [FAULT_OUTCOMES[f] for f in fault_names]
+    table = _Outcomes(outcomes, faults, kind_idx, fault_idx)
+
+    # quality (rows that got an answer): 0 correct, 1 wrong, 2 unparseable (format slip)
+    family = probe.task_family
+    long = probe.context_class == "long"
+    p_wrong = model.wrong_probability(provider, pv, np.full(n, family), np.full(n, long))
+    roll = rng.random(n)
+    strict = np.where(roll >= p_wrong, 0, np.where(roll < 0.15 * p_wrong, 2, 1))
+    wrong_script = rng.random(n) < pv.wrong_script_rate
+
+    answered = table.answered
+    partial = table.partial
+    out_tokens = np.where(partial, np.maximum(output // 3, 1), output)
+    has_ttft = answered | partial
+    last = ttft + np.where(partial, decode / 3, decode)
+    total = np.where(
+        table.stalled,
+        ttft + _STALL_MS,
+        np.where(has_ttft, last + rng.uniform(0.5, 3.0, n), headers + rng.uniform(1.0, 5.0, n)),
+    )
+    class_idx = np.where(answered & length_cut, len(table.classes), table.idx)
+    started_ms = np.round(t * 1_000.0).astype(np.int64)
+    release_order = sorted(provider.releases, key=lambda r: r.day)
+    model_idx = np.searchsorted(np.array([r.day for r in release_order]), days, side="right")
+    raw = pl.DataFrame(
+        {
+            "t_ms": started_ms,
+            "run_id": pl.Series(uuid7_batch(started_ms, rng)),
+            "reported_model": _gather(
+                [provider.model, *(r.model for r in release_order)], model_idx
+            ),
+            "seed": rng.integers(0, 2**31, n),
+            "headers_ms": headers,
+            "ttft_ms": ttft,
+            "first_answer_ms": ttft + reasoning * mean_gap,
+            "last_token_ms": last,
+            "total_ms": total,
+            "itl_p50_ms": itl_p50,
+            "itl_p95_ms": itl_p95,
+            "itl_max_ms": itl_max,
+            "output_tokens_per_s": tps,
+            "chunks": out_tokens,
+            "connection_reused": rng.random(n) < 0.95,
+            "input_tokens": input_tokens,
+            "output_tokens": out_tokens,
+            "reasoning_tokens": np.minimum(reasoning, out_tokens),
+            "cost_usd": (
+                input_tokens * provider.price_input_per_mtok
+                + out_tokens * provider.price_output_per_mtok
+            )
+            / 1e6,
+            "http_status": table.http_status,
+            "error_class": _gather([*table.classes, "truncated"], class_idx),
+            "error_code": table.error_code,
+            "error_detail": table.detail,
+            "finish_reason": _gather(["stop", "length"], length_cut.astype(np.int64)),
+            "score_strict": _gather(["correct", "wrong", "unparseable"], strict),
+            "score_lenient": _gather(["correct", "wrong", "correct"], strict),
+            "fixed_answer": _fixed_answers(pv, rng, n),
+            "truncated": length_cut & answered,
+            "wrong_script": wrong_script & answered,
+            "_answered": answered,
+            "_ttft": has_ttft,
+            "_status": table.http_status > 0,
+            "_retry": table.kind_is("rate_limited", kinds),
+            "retry_draw": rng.integers(1, 31, n).astype(np.float64),
+        }
+    )
+    limits = _rate_limit_frame(provider, pv, dem, table, rng, n)
+    return _finish(raw.hstack(limits), provider, probe)
+
+
+def _gather(values: list[str], idx: npt.NDArray[np.int64]) -> pl.Series:
+    """Strings by index: a small table gathered by an integer array (no per-row Python)."""
+    return pl.Series(values, dtype=pl.String).gather(pl.Series(idx, dtype=pl.UInt32))
+
+
+def _rate_limit_frame(
+    provider: Provider,
+    pv: model.PhaseValues,
+    dem: Floats,
+    table: _Outcomes,
+    rng: np.random.Generator,
+    n: int,
+) -> pl.DataFrame:
+    """Rate-limit header values a probe would parse; all null when the provider sends none."""
+    names = [
+        "rl_requests_limit",
+        "rl_requests_remaining",
+        "rl_requests_reset_s",
+        "rl_tokens_limit",
+        "rl_tokens_remaining",
+        "rl_tokens_reset_s",
+    ]
+    if provider.rate_limit_requests <= 0:
+        return pl.DataFrame(
+            {
+                k: pl.Series([None] * n, dtype=pl.Float64 if k.endswith("_s") else pl.Int64)
+                for k in names
+            }
+        )
+    req_limit, tok_limit = model.rate_limits(provider, pv)
+    share = np.minimum(provider.rate_limit_utilisation * dem, 1.0)
+    used_req = np.minimum(rng.poisson(req_limit * share), req_limit)
+    used_tok = np.minimum(rng.poisson(tok_limit * share), tok_limit)
+    limited = table.http_status == 429
+    return pl.DataFrame(
+        {
+            "rl_requests_limit": req_limit,
+            "rl_requests_remaining": np.where(limited, 0, req_limit - used_req),
+            "rl_requests_reset_s": 60.0 * used_req / req_limit,
+            "rl_tokens_limit": tok_limit,
+            "rl_tokens_remaining": np.where(limited, 0, tok_limit - used_tok),
+            "rl_tokens_reset_s": 60.0 * used_tok / tok_limit,
+        }
+    )
+
+
+_WHEN_ANSWERED = [
+    "first_answer_ms",
+    "input_tokens",
+    "output_tokens",
+    "reasoning_tokens",
+    "cost_usd",
+    "finish_reason",
+]
+_WHEN_TTFT = [
+    "reported_model",
+    "ttft_ms",
+    "last_token_ms",
+    "itl_p50_ms",
+    "itl_p95_ms",
+    "itl_max_ms",
+    "chunks",
+]
+
+
+def _finish(raw: pl.DataFrame, provider: Provider, probe: ProbeSpec) -> pl.DataFrame:
+    """Null what a probe would not have measured, add constants, name the columns."""
+    answered, ttft = pl.col("_answered"), pl.col("_ttft")
+    scored = answered & pl.lit(probe.task_family != "fixed_prompt")
+    fixed = answered & pl.lit(probe.task_family == "fixed_prompt")
+    constants = {
+        "source": "synthetic",
+        "probe_site": "synthetic",
+        "run_status": "done",
+        "provider": provider.name,
+        "vendor": provider.vendor,
+        "model": provider.model,
+        "endpoint": f"http://127.0.0.1/{provider.name}/v1",
+        "wire_format": provider.format,
+        "probe": probe.name,
+        "task_family": probe.task_family,
+        "task_version": getattr(FAMILIES.get(probe.task_family), "VERSION", 1),
+        "context_class": probe.context_class,
+        "context_target_tokens": probe.context_tokens,
+        "max_output_tokens": probe.max_output_tokens,
+        "temperature": 0.0,
+        "streamed": probe.stream,
+    }
+    return raw.select(
+        pl.col("run_id"),
+        pl.col("t_ms")
+        .cast(pl.Datetime("ms", "UTC"))
+        .cast(pl.Datetime("us", "UTC"))
+        .alias("started_at"),
+        *(pl.lit(v).alias(k) for k, v in constants.items()),
+        *(pl.when(answered).then(pl.col(c)).alias(c) for c in _WHEN_ANSWERED),
+        *(pl.when(ttft).then(pl.col(c)).alias(c) for c in _WHEN_TTFT),
+        pl.when(answered & (pl.col("output_tokens") > 1))
+        .then(pl.col("output_tokens_per_s"))
+        .alias("output_tokens_per_s"),
+        pl.when(answered).then(pl.lit(0)).alias("cached_tokens"),
+        pl.when(pl.col("_status")).then(pl.col("headers_ms")).alias("headers_ms"),
+        pl.when(pl.col("_status")).then(pl.col("http_status")).alias("http_status"),
+        pl.when(pl.col("_retry")).then(pl.col("retry_draw")).alias("retry_after_s"),
+        pl.when(scored).then(pl.col("score_strict")).alias("score_strict"),
+        pl.when(scored).then(pl.col("score_lenient")).alias("score_lenient"),
+        pl.when(fixed).then(pl.col("fixed_answer").cast(pl.String)).alias("extracted_answer"),
+        pl.concat_list(
+            pl.when(pl.col("truncated")).then(pl.lit("truncated")),
+            pl.when(pl.col("wrong_script")).then(pl.lit("wrong_script")),
+        )
+        .list.drop_nulls()
+        .alias("sanity_flags"),
+        pl.col(
+            [
+                "seed",
+                "total_ms",
+                "connection_reused",
+                "error_class",
+                "error_code",
+                "error_detail",
+                "rl_requests_limit",
+                "rl_requests_remaining",
+                "rl_requests_reset_s",
+                "rl_tokens_limit",
+                "rl_tokens_remaining",
+                "rl_tokens_reset_s",
+            ]
+        ),
+    )
+
+
+def _fixed_answers(
+    pv: model.PhaseValues, rng: np.random.Generator, n: int
+) -> npt.NDArray[np.int64]:
+    """Answers 1-10 to the fixed prompt: peaked at 7, flatter as the model is quantized."""
+    flat = np.clip(pv.quantized * 3.0, 0.0, 1.0)
+    u = rng.random(n)
+    peaked = np.searchsorted(np.cumsum(_FIXED_WEIGHTS), u * _FIXED_WEIGHTS.sum()) + 1
+    uniform = rng.integers(1, 11, n)
+    return np.where(rng.random(n) < flat, uniform, peaked)
+
+
+class _Outcomes:
+    """Per-row columns from the error/fault index arrays."""
+
+    def __init__(
+        self,
+        errors: list[Outcome],
+        faults: list[Outcome],
+        kind_idx: npt.NDArray[np.int64],
+        fault_idx: npt.NDArray[np.int64],
+    ) -> None:
+        ok = Outcome(200, None, "ok", "", True)
+        table = [*errors, *faults, ok]
+        # one combined index: errors first, then faults, then ok
+        idx = np.where(
+            kind_idx < len(errors),
+            kind_idx,
+            np.where(fault_idx < len(faults), len(errors) + fault_idx, len(table) - 1),
+        )
+        self.idx = idx
+        self.kind_idx = kind_idx
+        pick = np.array
+        self.http_status = pick([o.http_status or 0 for o in table])[idx]
+        self.classes = [o.error_class for o in table]
+        gather = pl.Series(idx, dtype=pl.UInt32)
+        self.error_code = pl.Series([o.error_code for o in table], dtype=pl.String).gather(gather)
+        self.detail = pl.Series([o.detail or None for o in table], dtype=pl.String).gather(gather)
+        is_ok = pick([o.error_class == "ok" for o in table])[idx]
+        self.answered = is_ok
+        self.partial = pick([o.streamed_tokens and o.error_class != "ok" for o in table])[idx]
+        self.stalled = pick([o.error_class == "stall" for o in table])[idx]
+
+    def kind_is(self, kind: str, kinds: list[str]) -> Bools:
+        return self.kind_idx == kinds.index(kind)
+
+
+def planted_phases(scenario: Scenario, win: Window, step_scale: float = 1.0) -> pl.DataFrame:
+    """One row per provider phase: stage, start/end and the (scaled) multipliers."""
+    start = win.scenario_start
+    timeline_end = max(start + timedelta(days=scenario.clock.length_days), win.end)
+    rows = []
+    for provider in scenario.providers:
+        phases = provider.phases
+        for i, phase in enumerate(phases):
+            begin = start + timedelta(days=phase.start_day)
+            end = (
+                start + timedelta(days=phases[i + 1].start_day)
+                if i + 1 < len(phases)
+                else timeline_end
+            )
+            pv = model.phase_values(
+                provider, np.array([phase.start_day + phase.ramp_days + 1e-9]), step_scale
+            )
+            rows.append(
+                {
+                    "scenario": scenario.name,
+                    "provider": provider.name,
+                    "vendor": provider.vendor,
+                    "phase_index": i,
+                    "stage": phase.stage,
+                    "start_at": begin,
+                    "end_at": end,
+                    "ramp_days": phase.ramp_days,
+                    "latency_short": float(pv.latency_short[0]),
+                    "latency_long": float(pv.latency_long[0]),
+                    "speed": float(pv.speed[0]),
+                    "error_multiplier": 1.0 + (phase.error_multiplier - 1.0) * step_scale,
+                    "error_multipliers": _json({k: float(v[0]) for k, v in pv.error_mult.items()}),
+                    "wrong_multiplier": float(pv.wrong_multiplier[0]),
+                    "quantized": float(pv.quantized[0]),
+                    "wrong_script_rate": float(pv.wrong_script_rate[0]),
+                    "rate_limit": float(pv.rate_limit[0]),
+                }
+            )
+    return pl.DataFrame(rows)
+
+
+def planted_releases(scenario: Scenario, win: Window) -> pl.DataFrame:
+    """The scenario's releases as ``releases`` rows (origin 'synthetic')."""
+    rows = [
+        {
+            "vendor": provider.vendor,
+            "model": release.model,
+            "release_date": (win.scenario_start + timedelta(days=release.day)).date(),
+            "kind": release.kind,
+            "source_url": None,
+            "confidence": "high",
+            "origin": "synthetic",
+        }
+        for provider in scenario.providers
+        for release in provider.releases
+    ]
+    schema = {
+        "vendor": pl.String,
+        "model": pl.String,
+        "release_date": pl.Date,
+        "kind": pl.String,
+        "source_url": pl.String,
+        "confidence": pl.String,
+        "origin": pl.String,
+    }
+    return pl.DataFrame(rows, schema=schema)
+
+
+def options_json(options: HistoryOptions) -> str:
+    return _json(dataclasses.asdict(options))
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True)
