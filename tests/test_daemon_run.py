@@ -22,7 +22,7 @@ from pipeline.config_types import (
     ProbeConfig,
 )
 from pipeline.daemon import Daemon, DaemonStats, DaemonTuning
-from pipeline.daemon.status import gather_status
+from pipeline.daemon.status import DaemonStatus, gather_status
 from pipeline.warehouse import Warehouse
 from tests.support.daemon import LocalProbe, make_config, wait_until_async
 
@@ -179,7 +179,12 @@ def test_metrics_endpoint_and_status_while_running(tmp_path: Path) -> None:
         port = daemon.stats.metrics_port
         async with httpx.AsyncClient() as client:
             text = (await client.get(f"http://127.0.0.1:{port}/metrics")).text
-        status = await asyncio.to_thread(gather_status, config)
+
+        def read_status() -> DaemonStatus:
+            with daemon.reading():  # one process may not mix read-only and read-write
+                return gather_status(config)
+
+        status = await asyncio.to_thread(read_status)
         assert {p.provider for p in status.providers} == {"alpha", "beta"}
         assert all(p.last_error and "overloaded" in p.last_error for p in status.providers)
         assert all(p.today_cost_usd > 0 for p in status.providers)

@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import functools
 import importlib
+import inspect
 import logging
 import os
 import signal
@@ -52,6 +53,7 @@ from pipeline.daemon.spool import Spool, SpoolError
 from pipeline.warehouse import Warehouse, WarehouseError
 from probes.ids import new_run_id, run_id_at
 from probes.result import ProbeResult
+from probes.sizing import CharsPerToken
 
 __all__ = ["Daemon", "DaemonError", "DaemonStats", "DaemonTuning", "ProbeFunction", "run_daemon"]
 
@@ -124,9 +126,17 @@ class _InFlight:
 
 
 def _default_probe_fn() -> ProbeFunction:
-    module = importlib.import_module("probes.runner")
-    fn: ProbeFunction = module.run_probe
-    return fn
+    from probes.runner import run_probe
+
+    return run_probe
+
+
+def _takes_estimator(fn: ProbeFunction) -> bool:
+    """The real runner learns chars-per-token per provider; small test functions do not."""
+    try:
+        return "estimator" in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 @functools.cache
@@ -153,6 +163,8 @@ class Daemon:
         self.config = config
         self.tuning = tuning or DaemonTuning()
         self.probe_fn = probe_fn or _default_probe_fn()
+        self._with_estimator = _takes_estimator(self.probe_fn)
+        self._estimators: dict[str, CharsPerToken] = {}
         self._config_loader = config_loader
         self.stats = DaemonStats(session_id=new_run_id())
         self.metrics = Metrics()
@@ -184,6 +196,14 @@ class Daemon:
             self._loop.call_soon_threadsafe(self._request_stop, reason)
         else:
             self._request_stop(reason)
+
+    def reading(self) -> contextlib.AbstractContextManager[None]:
+        """Hold off flushes so this process may open the warehouse read-only.
+
+        DuckDB refuses a read-only and a read-write connection to one file inside one
+        process; other processes just retry the lock.
+        """
+        return self.flusher.paused()
 
     def reload(self) -> None:
         """Re-read the config file (what SIGHUP does)."""
@@ -389,6 +409,7 @@ class Daemon:
                     client=self._client,
                     source="live",
                     probe_site=self.config.warehouse.probe_site or socket.gethostname(),
+                    **self._probe_extras(spec.provider),
                 )
             entry.phase = "persisting"
             used = result_usage(spec.provider, result)
@@ -413,6 +434,13 @@ class Daemon:
             self._inflight.discard(entry)
             self.metrics.in_flight.dec()
             self._update_budget_metrics()
+
+    def _probe_extras(self, provider: ProviderConfig) -> dict[str, Any]:
+        if not self._with_estimator:
+            return {}
+        if provider.name not in self._estimators:
+            self._estimators[provider.name] = CharsPerToken(provider.chars_per_token)
+        return {"estimator": self._estimators[provider.name]}
 
     def _bare_row(self, spec: JobSpec, when: datetime, status: str, reason: str) -> ProbeResult:
         """A row for a run that produced no measurement."""

@@ -201,3 +201,64 @@ class WebhookReceiver:
         self._server.shutdown()
         self._server.server_close()
         self._thread.join()
+
+
+def free_port() -> int:
+    """A loopback port that was free a moment ago (for the metrics endpoint)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def write_toml(
+    path: Path,
+    providers: list[dict[str, object]],
+    probes: list[dict[str, object]],
+    daemon: dict[str, object] | None = None,
+) -> Path:
+    """A nerfwatch.toml for subprocess tests (values: str, int, float, bool, dict of str)."""
+
+    def value(v: object) -> str:
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if isinstance(v, (int, float)):
+            return repr(v)
+        if isinstance(v, (list, tuple)):
+            return "[" + ", ".join(value(x) for x in v) + "]"
+        if isinstance(v, dict):
+            return "{" + ", ".join(f'"{k}" = {value(x)}' for k, x in v.items()) + "}"
+        return '"' + str(v).replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+    lines = [
+        "[warehouse]",
+        f"path = {value(str(path.parent / 'nerfwatch.duckdb'))}",
+        f"spool_dir = {value(str(path.parent / 'spool'))}",
+        'probe_site = "test"',
+        "",
+    ]
+    for table, items in (("providers", providers), ("probes", probes)):
+        for item in items:
+            lines.append(f"[[{table}]]")
+            lines.extend(f"{k} = {value(v)}" for k, v in item.items())
+            lines.append("")
+    if daemon:
+        lines.append("[daemon]")
+        lines.extend(f"{k} = {value(v)}" for k, v in daemon.items())
+    lines += ["", "[report]", "enabled = false"]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def scrape(port: int, name: str) -> float | None:
+    """Sum of a metric's samples on a daemon's /metrics endpoint (None if unreachable)."""
+    try:
+        text = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=2.0).text
+    except httpx.HTTPError:
+        return None
+    total = 0.0
+    for line in text.splitlines():
+        if line.startswith(name) and (line[len(name)] in " {"):
+            total += float(line.rsplit(" ", 1)[1])
+    return total

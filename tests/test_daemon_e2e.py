@@ -1,0 +1,267 @@
+"""The daemon with the real runner against the simulator over loopback HTTP.
+
+A fast schedule for a few seconds: one row per scheduled run, caps and budget respected;
+another process querying in a loop never sees a lock error; a process holding the
+database does not stop probing and the spool drains once it lets go.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from collections.abc import Awaitable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from pipeline.config_types import (
+    BudgetConfig,
+    BudgetLimits,
+    Config,
+    DaemonConfig,
+    ProbeConfig,
+    ProviderConfig,
+)
+from pipeline.daemon import Daemon, DaemonStats, DaemonTuning
+from pipeline.warehouse import Warehouse
+from probes.result import ProbeResult
+from probes.runner import run_probe
+from probes.simulator import SimulatorHandle
+from tests.support.daemon import make_config, wait_until_async
+
+QUIET = DaemonTuning(install_signals=False, schedule_report=False)
+
+
+def _sim_config(tmp_path: Path, sim: SimulatorHandle, **changes: Any) -> Config:
+    providers = tuple(
+        ProviderConfig(
+            name=name,
+            format=fmt,
+            base_url=sim.provider_url(name),
+            model=f"{name}-model",
+            api_key_env=None,
+            preset="simulator",
+            price_input_per_mtok=1.0,
+            price_output_per_mtok=4.0,
+            max_concurrency=2,
+        )
+        for name, fmt in (("nova", "openai"), ("sable", "anthropic"))
+    )
+    names = tuple(p.name for p in providers)
+    probes = (
+        ProbeConfig("short", "arithmetic", 300, 0.5, None, names, 256, timeout_s=5.0),
+        ProbeConfig("json", "json_extract", 300, 0.5, None, names, 256, timeout_s=5.0),
+        ProbeConfig("long", "kv_lookup", 16_000, 1.0, None, names, 64, timeout_s=5.0),
+    )
+    base = make_config(tmp_path, providers=providers, probes=probes)
+    return replace(base, **changes)
+
+
+class CountingRunner:
+    """The real ``run_probe``, with an independent count of concurrent calls."""
+
+    def __init__(self) -> None:
+        self.active: dict[str, int] = {}
+        self.peak: dict[str, int] = {}
+
+    def _bump(self, key: str, delta: int) -> None:
+        self.active[key] = self.active.get(key, 0) + delta
+        self.peak[key] = max(self.peak.get(key, 0), self.active[key])
+
+    async def __call__(
+        self, provider: ProviderConfig, probe: ProbeConfig, **kwargs: Any
+    ) -> ProbeResult:
+        keys = ("all", provider.name, f"{provider.name}:{probe.context_class}")
+        for key in keys:
+            self._bump(key, +1)
+        try:
+            return await run_probe(provider, probe, **kwargs)
+        finally:
+            for key in keys:
+                self._bump(key, -1)
+
+
+def _rows(config: Config) -> list[dict[str, Any]]:
+    frame = Warehouse(config.warehouse.path).query(
+        "SELECT run_id, provider, probe, run_status, skip_reason, error_class, total_ms,"
+        " input_tokens, output_tokens, cost_usd FROM probe_results"
+    )
+    return list(frame.iter_rows(named=True))
+
+
+def test_fast_schedule_rows_caps_and_budget(tmp_path: Path, simulator: SimulatorHandle) -> None:
+    # Worst case of "long" is 16,064 tokens: sable may spend at most 3 of them (plus shorts).
+    budget = BudgetConfig(per_provider={"sable": BudgetLimits(daily_tokens=60_000)})
+    config = _sim_config(
+        tmp_path,
+        simulator,
+        budget=budget,
+        daemon=DaemonConfig(max_concurrency=3, flush_interval_s=0.2, lock_wait_s=0.2),
+    )
+    runner = CountingRunner()
+
+    async def main() -> DaemonStats:
+        daemon = Daemon(config, probe_fn=runner, tuning=QUIET)  # type: ignore[arg-type]
+        return await daemon.run(stop_after_s=5.0)
+
+    stats = asyncio.run(main())
+    rows = _rows(config)
+    assert stats.scheduled >= 20
+    assert len(rows) == stats.scheduled == len({r["run_id"] for r in rows})
+    done = [r for r in rows if r["run_status"] == "done"]
+    assert done and all(r["error_class"] and r["total_ms"] is not None for r in done)
+    assert sum(r["error_class"] == "ok" for r in done) > len(done) / 2
+    assert runner.peak["all"] <= 3
+    assert runner.peak["nova"] <= 2 and runner.peak["sable"] <= 2
+    assert runner.peak.get("nova:long", 0) <= 1 and runner.peak.get("sable:long", 0) <= 1
+    sable = [r for r in done if r["provider"] == "sable"]
+    assert sum(r["input_tokens"] + r["output_tokens"] for r in sable) <= 60_000
+    skipped = {r["skip_reason"] for r in rows if r["run_status"] == "skipped"}
+    assert "budget" in skipped
+    budget_rows = [r for r in rows if r["skip_reason"] == "budget"]
+    assert {r["provider"] for r in budget_rows} == {"sable"}
+
+
+_READER_LOOP = """
+import sys, time
+from pipeline.warehouse import Warehouse, WarehouseError
+wh = Warehouse(sys.argv[1])
+ok = errors = 0
+deadline = time.monotonic() + float(sys.argv[2])
+while time.monotonic() < deadline:
+    try:
+        wh.query("SELECT provider, count(*) FROM probe_results GROUP BY provider")
+        ok += 1
+    except WarehouseError as exc:
+        errors += 1
+        print("ERROR", exc, file=sys.stderr, flush=True)
+print(ok, errors, flush=True)
+"""
+
+
+def _reader(path: Path, seconds: float) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", _READER_LOOP, str(path), str(seconds)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_sql_in_a_loop_from_another_process_never_sees_a_lock_error(
+    tmp_path: Path, simulator: SimulatorHandle
+) -> None:
+    config = _sim_config(tmp_path, simulator)
+    Warehouse(config.warehouse.path).migrate()
+
+    async def main() -> tuple[DaemonStats, subprocess.CompletedProcess[str]]:
+        daemon = Daemon(config, tuning=QUIET)
+        task = asyncio.create_task(daemon.run())
+        await wait_until_async(lambda: daemon.stats.flushes >= 2, what="daemon flushing")
+        reader = await asyncio.to_thread(_reader, config.warehouse.path, 4.0)
+        daemon.stop()
+        return await task, reader
+
+    stats, reader = asyncio.run(main())
+    ok, errors = (int(x) for x in reader.stdout.split())
+    assert reader.returncode == 0 and errors == 0, reader.stderr
+    assert ok >= 10
+    assert stats.flushed_rows > 0
+    assert len(_rows(config)) == stats.scheduled  # nothing lost while readers came and went
+
+
+_HOLDER = """
+import sys, duckdb
+con = duckdb.connect(sys.argv[1], read_only=True)
+print("holding", flush=True)
+sys.stdin.readline()
+con.close()
+"""
+
+
+async def _hold(path: Path, release: asyncio.Event, holding: asyncio.Event) -> None:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        _HOLDER,
+        str(path),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    assert (await proc.stdout.readline()).strip() == b"holding"
+    holding.set()
+    await release.wait()
+    proc.stdin.write(b"\n")
+    await proc.stdin.drain()
+    assert await proc.wait() == 0
+
+
+def test_a_reader_holding_the_file_does_not_stop_probing_and_the_spool_drains(
+    tmp_path: Path, simulator: SimulatorHandle
+) -> None:
+    hold_s = 3.0  # production readers may hold for hours; behaviour is the same
+    config = _sim_config(tmp_path, simulator)
+    Warehouse(config.warehouse.path).migrate()
+
+    async def main() -> tuple[DaemonStats, int, int]:
+        daemon = Daemon(config, tuning=QUIET)
+        task = asyncio.create_task(daemon.run())
+        await wait_until_async(lambda: daemon.stats.flushed_rows >= 2, what="first flushes")
+        release, holding = asyncio.Event(), asyncio.Event()
+        holder: Awaitable[None] = asyncio.create_task(_hold(config.warehouse.path, release, holding))
+        await holding.wait()
+        done_before = daemon.stats.done
+        await asyncio.sleep(hold_s)  # the hold itself, not a wait for a condition
+        probed_during_hold = daemon.stats.done - done_before
+        depth_during_hold = daemon.spool.depth()
+        release.set()
+        await holder
+        await wait_until_async(
+            lambda: daemon.spool.depth() == 0 and daemon.stats.busy_flushes > 0,
+            timeout=60,
+            what="spool drained",
+        )
+        daemon.stop()
+        return await task, probed_during_hold, depth_during_hold
+
+    stats, probed, depth = asyncio.run(main())
+    assert probed >= 5
+    assert depth >= probed
+    assert stats.busy_flushes >= 1
+    assert stats.spool_depth == 0
+    assert len(_rows(config)) == stats.scheduled
+
+
+def test_metrics_names_follow_the_blackbox_style(tmp_path: Path, simulator: SimulatorHandle) -> None:
+    config = _sim_config(
+        tmp_path,
+        simulator,
+        daemon=DaemonConfig(flush_interval_s=0.2, lock_wait_s=0.2, metrics_port=0),
+    )
+
+    async def main() -> str:
+        daemon = Daemon(config, tuning=QUIET)
+        task = asyncio.create_task(daemon.run())
+        await wait_until_async(lambda: daemon.stats.done >= 4, what="probes done")
+        async with httpx.AsyncClient() as client:
+            text = (await client.get(f"http://127.0.0.1:{daemon.stats.metrics_port}/metrics")).text
+        daemon.stop()
+        await task
+        return text
+
+    text = asyncio.run(main())
+    for name in (
+        "nerfwatch_probe_duration_seconds_bucket",
+        "nerfwatch_probe_success",
+        "nerfwatch_probes_total",
+        "nerfwatch_budget_used_usd",
+        "nerfwatch_schedule_lag_seconds",
+        "nerfwatch_spool_depth",
+    ):
+        assert name in text
+    assert 'phase="total"' in text and 'phase="ttft"' in text

@@ -1,0 +1,160 @@
+"""``nerfwatch run`` as a real process: SIGTERM mid-probe, kill -9 during flushes.
+
+The simulator runs in the test process; the daemon subprocess probes it over loopback.
+We watch the daemon through its /metrics endpoint (in-flight probes, flush count)
+instead of sleeping.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from pipeline.daemon.spool import list_segments, read_segment
+from pipeline.warehouse import Warehouse
+from probes.simulator import SimulatorHandle
+from tests.support.daemon import free_port, scrape, wait_until, write_toml
+
+pytestmark = pytest.mark.slow
+
+_MAIN = "from pipeline.cli import main; main()"
+
+
+@contextmanager
+def _daemon(config: Path) -> Iterator[subprocess.Popen[str]]:
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _MAIN, "run", "--config", str(config)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).resolve().parents[1],
+    )
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate(timeout=30)
+
+
+def _flushes_at_least(proc: subprocess.Popen[str], port: int, count: int) -> bool:
+    if proc.poll() is not None:
+        _, err = proc.communicate()
+        raise AssertionError(f"daemon exited with {proc.returncode}: {err[-2000:]}")
+    return (scrape(port, "nerfwatch_flush_duration_seconds_count") or 0) >= count
+
+
+def _provider(sim: SimulatorHandle, name: str, **extra: object) -> dict[str, object]:
+    fmt = "openai" if name in ("nova", "kestrel") else "anthropic"
+    return {
+        "name": name,
+        "format": fmt,
+        "base_url": sim.provider_url(name),
+        "model": f"{name}-model",
+        "preset": "simulator",
+        "price_input_per_mtok": 1.0,
+        "price_output_per_mtok": 4.0,
+        **extra,
+    }
+
+
+def test_sigterm_mid_probe_aborts_cleanly_and_exits_zero(
+    tmp_path: Path, simulator: SimulatorHandle
+) -> None:
+    port = free_port()
+    config = write_toml(
+        tmp_path / "nerfwatch.toml",
+        providers=[_provider(simulator, "nova", headers={"x-sim-fault": "stall"})],
+        probes=[
+            {
+                "name": "short",
+                "task": "arithmetic",
+                "context": 300,
+                "every": "5s",
+                "timeout": "5s",
+                "read_timeout": "5s",
+            }
+        ],
+        daemon={"shutdown_grace": "200ms", "metrics_port": port, "flush_interval": "200ms"},
+    )
+    with _daemon(config) as proc:
+        wait_until(lambda: scrape(port, "nerfwatch_probes_in_flight") == 1, 120, "a stalled probe")
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert "aborting 1 in-flight probes" in err
+    rows = Warehouse(tmp_path / "nerfwatch.duckdb").query(
+        "SELECT run_status, skip_reason, total_ms, error_class FROM probe_results"
+    )
+    assert rows.rows() == [("aborted", "shutdown", None, None)]
+
+
+def _acknowledged(tmp_path: Path) -> set[str]:
+    """Run ids durable after a crash: committed rows plus complete spool lines."""
+    ids = {
+        json.loads(line)["run_id"]
+        for segment in list_segments(tmp_path / "spool")
+        for line in read_segment(segment.path)
+    }
+    stored = Warehouse(tmp_path / "nerfwatch.duckdb").query("SELECT run_id FROM probe_results")
+    return ids | set(stored["run_id"].to_list())
+
+
+def test_kill_9_during_flushes_then_restart_keeps_every_result_exactly_once(
+    tmp_path: Path, simulator: SimulatorHandle
+) -> None:
+    port = free_port()
+    names = ("nova", "sable")
+    config = write_toml(
+        tmp_path / "nerfwatch.toml",
+        providers=[_provider(simulator, n, max_concurrency=4) for n in names],
+        probes=[
+            {
+                "name": f"p{i}",
+                "task": "arithmetic",
+                "context": 300,
+                "every": "1s",
+                "timeout": "1s",
+                "read_timeout": "1s",
+                "max_output_tokens": 256,
+            }
+            for i in range(4)
+        ],
+        daemon={"flush_interval": "20ms", "metrics_port": port, "max_concurrency": 8},
+    )
+    rng = random.Random(7)
+    acknowledged: set[str] = set()
+    for cycle in range(3):
+        with _daemon(config) as proc:
+            target = 3 + rng.randint(0, 5)
+            wait_until(
+                lambda p=proc, t=target: _flushes_at_least(p, port, t),  # type: ignore[misc]
+                120,
+                f"flushes in cycle {cycle}",
+            )
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=30)
+        before = _acknowledged(tmp_path)
+        assert acknowledged <= before  # nothing acknowledged earlier was lost
+        acknowledged = before
+    with _daemon(config) as proc:
+        wait_until(lambda: _flushes_at_least(proc, port, 2), 120, "a flush after restart")
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 0, err
+    frame = Warehouse(tmp_path / "nerfwatch.duckdb").query(
+        "SELECT run_id, count(*) OVER (PARTITION BY run_id) AS n FROM probe_results"
+    )
+    stored = frame["run_id"].to_list()
+    assert acknowledged and acknowledged <= set(stored)
+    assert set(frame["n"].to_list()) == {1}
+    assert not any(read_segment(s.path) for s in list_segments(tmp_path / "spool"))
