@@ -213,7 +213,9 @@ def test_a_reader_holding_the_file_does_not_stop_probing_and_the_spool_drains(
         task = asyncio.create_task(daemon.run())
         await wait_until_async(lambda: daemon.stats.flushed_rows >= 2, what="first flushes")
         release, holding = asyncio.Event(), asyncio.Event()
-        holder: Awaitable[None] = asyncio.create_task(_hold(config.warehouse.path, release, holding))
+        holder: Awaitable[None] = asyncio.create_task(
+            _hold(config.warehouse.path, release, holding)
+        )
         await holding.wait()
         done_before = daemon.stats.done
         await asyncio.sleep(hold_s)  # the hold itself, not a wait for a condition
@@ -237,7 +239,9 @@ def test_a_reader_holding_the_file_does_not_stop_probing_and_the_spool_drains(
     assert len(_rows(config)) == stats.scheduled
 
 
-def test_metrics_names_follow_the_blackbox_style(tmp_path: Path, simulator: SimulatorHandle) -> None:
+def test_metrics_names_follow_the_blackbox_style(
+    tmp_path: Path, simulator: SimulatorHandle
+) -> None:
     config = _sim_config(
         tmp_path,
         simulator,
