@@ -8,6 +8,8 @@ that leads every prompt (the simulator answers with it).
 
 from __future__ import annotations
 
+import re
+
 from probes.tasks import (
     arithmetic,
     counting,
@@ -74,12 +76,20 @@ def ladder(max_context: int) -> list[int]:
     return sizes
 
 
-def parse_context(text: str) -> int:
-    """``"32k"`` → 32000, ``"1m"`` → 1000000, ``"2048"`` → 2048; ValueError otherwise."""
-    raw = text.strip().lower()
-    scale = {"k": 1_000, "m": 1_000_000}.get(raw[-1:], 1)
-    number = raw[:-1] if scale != 1 else raw
-    value = int(float(number) * scale)
-    if value <= 0:
-        raise ValueError(f"context size must be positive: {text!r}")
-    return value
+def parse_context(value: str | int) -> int:
+    """``"32k"`` → 32000, ``"1m"`` → 1000000, ``"2048"`` or 2048 → 2048 (k = 1000).
+
+    Raises ValueError for anything else, including zero, negatives and booleans."""
+    if isinstance(value, bool):
+        raise ValueError("not a token count")
+    if isinstance(value, int):
+        if value <= 0:
+            raise ValueError("must be positive")
+        return value
+    match = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([km]?)", value.strip().lower())
+    if not match:
+        raise ValueError(f"not a token count: {value!r}")
+    tokens = int(float(match[1]) * {"": 1, "k": 1_000, "m": 1_000_000}[match[2]])
+    if tokens <= 0:
+        raise ValueError(f"context size must be positive: {value!r}")
+    return tokens

@@ -1,0 +1,116 @@
+"""The validating walk over a parsed ``nerfwatch.toml``: types, unknown keys, locations.
+
+Every problem becomes a ``ConfigError`` whose text is one line: file, line where known, the
+key and what was expected.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pipeline.config_schema import SECTIONS, Key
+from pipeline.durations import DurationError, parse_duration
+from pipeline.toml_lines import KeyLines
+
+__all__ = ["Checker", "ConfigError", "did_you_mean", "type_name"]
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class ConfigError(ValueError):
+    """A configuration problem, worded as one line for the user."""
+
+    def __init__(self, file: str, line: int | None, key: str, message: str) -> None:
+        self.file, self.line, self.key, self.message = file, line, key, message
+        where = f"{file}:{line}" if line else file
+        super().__init__(f"{where}: {key}: {message}" if key else f"{where}: {message}")
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """``'; did you mean "x"?'`` for the closest choice, or an empty string."""
+    hint = difflib.get_close_matches(word, sorted(choices), n=1)
+    return f'; did you mean "{hint[0]}"?' if hint else ""
+
+
+def type_name(value: Any) -> str:
+    return {
+        bool: "boolean",
+        int: "integer",
+        float: "number",
+        str: "string",
+        list: "array",
+        dict: "table",
+    }.get(type(value), type(value).__name__)
+
+
+@dataclass
+class Checker:
+    """Walks one parsed file and raises the first problem with its location."""
+
+    file: str
+    lines: KeyLines
+    check_env: bool
+
+    def fail(self, path: str, message: str) -> ConfigError:
+        return ConfigError(self.file, self.lines.line_of(path), path, message)
+
+    def table(self, data: Mapping[str, Any], path: str, schema_name: str) -> dict[str, Any]:
+        """Check keys and types of one table against its schema; fill defaults."""
+        schema = SECTIONS[schema_name]
+        for key in data:
+            if key not in schema:
+                where = f"{path}.{key}" if path else key
+                extra = did_you_mean(key, schema)
+                known = ", ".join(sorted(schema))
+                raise self.fail(where, f"unknown key (known keys: {known}){extra}")
+        out: dict[str, Any] = {}
+        for key, spec in schema.items():
+            where = f"{path}.{key}" if path else key
+            if key not in data:
+                if spec.required:
+                    raise ConfigError(
+                        self.file,
+                        self.lines.line_of(path) if path else None,
+                        where,
+                        f"missing required key (expected {spec.expected})",
+                    )
+                out[key] = spec.default
+                continue
+            out[key] = self.value(data[key], where, spec)
+        return out
+
+    def value(self, value: Any, path: str, spec: Key) -> Any:
+        ok = isinstance(value, spec.types) and not (
+            isinstance(value, bool) and bool not in spec.types
+        )
+        if not ok:
+            raise self.fail(path, f"expected {spec.expected}, got {type_name(value)} {value!r}")
+        if isinstance(value, str) and not value.strip():
+            raise self.fail(path, f"expected {spec.expected}, got an empty string")
+        return float(value) if spec.types == (int, float) else value
+
+    def duration(self, text: str, path: str) -> float:
+        try:
+            return parse_duration(text)
+        except DurationError as exc:
+            raise self.fail(path, str(exc)) from None
+
+    def env(self, name: str, path: str, what: str) -> None:
+        if not _ENV_NAME.match(name):
+            raise self.fail(path, f"expected an environment variable name, got {name!r}")
+        if self.check_env and not os.environ.get(name):
+            raise self.fail(path, f"environment variable {name} is not set ({what})")
+
+    def name(self, value: str, path: str, seen: set[str], kind: str) -> str:
+        if not _NAME.match(value):
+            raise self.fail(path, f"expected a name of letters, digits, -, _ or ., got {value!r}")
+        if value in seen:
+            raise self.fail(path, f"duplicate {kind} name {value!r}")
+        seen.add(value)
+        return value

@@ -1,0 +1,322 @@
+"""Build each section of the config from its checked table (``pipeline.config_checker``)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pipeline.config_checker import Checker, did_you_mean, type_name
+from pipeline.config_types import (
+    AlertsConfig,
+    BudgetConfig,
+    BudgetLimits,
+    Config,
+    DaemonConfig,
+    ProbeConfig,
+    ProviderConfig,
+    ReportConfig,
+    WarehouseConfig,
+    Webhook,
+)
+from probes.adapters.presets import PRESETS
+from probes.tasks import FAMILIES, parse_context
+
+__all__ = ["build"]
+
+_SECRET_HEADERS = {"authorization", "x-api-key", "api-key", "cookie", "proxy-authorization"}
+_WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+
+
+def build(data: Mapping[str, Any], c: Checker, *, base: Path, source: Path | None) -> Config:
+    top = c.table(data, "", "")
+    warehouse = _warehouse(c.table(top["warehouse"], "warehouse", "warehouse"), base)
+    providers = _providers(top["providers"], c)
+    probes = _probes(top["probes"], c, providers)
+    return Config(
+        path=source,
+        warehouse=warehouse,
+        providers=providers,
+        probes=probes,
+        budget=_budget(c.table(top["budget"], "budget", "budget"), c, providers),
+        report=_report(c.table(top["report"], "report", "report"), c, base),
+        alerts=_alerts(c.table(top["alerts"], "alerts", "alerts"), c),
+        daemon=_daemon(c.table(top["daemon"], "daemon", "daemon"), c),
+    )
+
+
+def _resolve(base: Path, value: str) -> Path:
+    p = Path(value).expanduser()
+    return p if p.is_absolute() else base / p
+
+
+def _warehouse(t: dict[str, Any], base: Path) -> WarehouseConfig:
+    return WarehouseConfig(
+        path=_resolve(base, t["path"]),
+        spool_dir=_resolve(base, t["spool_dir"]),
+        probe_site=t["probe_site"],
+    )
+
+
+def _tables(value: list[Any], path: str, c: Checker) -> list[dict[str, Any]]:
+    for i, item in enumerate(value):
+        if not isinstance(item, dict):
+            raise c.fail(f"{path}[{i}]", f"expected a [[{path}]] table, got {type_name(item)}")
+    return value
+
+
+def _providers(value: list[Any], c: Checker) -> tuple[ProviderConfig, ...]:
+    if not value:
+        raise c.fail("providers", "expected at least one [[providers]] table")
+    seen: set[str] = set()
+    out = []
+    for i, raw in enumerate(_tables(value, "providers", c)):
+        p = f"providers[{i}]"
+        t = c.table(raw, p, "providers")
+        name = c.name(t["name"], f"{p}.name", seen, "provider")
+        if t["format"] not in ("openai", "anthropic"):
+            raise c.fail(f"{p}.format", f'expected "openai" or "anthropic", got {t["format"]!r}')
+        url = t["base_url"]
+        if not re.match(r"^https?://[^/\s]+", url):
+            raise c.fail(f"{p}.base_url", f"expected an http(s) URL, got {url!r}")
+        if re.match(r"^https?://[^/]*@", url) or re.search(r"[?&](key|api_key|token)=", url):
+            raise c.fail(
+                f"{p}.base_url",
+                "credentials in the URL; put the key in the environment and name it in api_key_env",
+            )
+        if t["api_key_env"] is not None:
+            c.env(t["api_key_env"], f"{p}.api_key_env", f"the API key of provider {name!r}")
+        preset = t["preset"] or t["format"]
+        if preset not in PRESETS:
+            extra = did_you_mean(preset, PRESETS)
+            raise c.fail(f"{p}.preset", f"unknown preset {preset!r}{extra}")
+        for key in ("max_context", "max_concurrency"):
+            if t[key] <= 0:
+                raise c.fail(f"{p}.{key}", f"expected a positive integer, got {t[key]}")
+        for key in ("price_input_per_mtok", "price_output_per_mtok", "price_cached_per_mtok"):
+            if t[key] < 0:
+                raise c.fail(f"{p}.{key}", f"expected a price of 0 or more, got {t[key]}")
+        if t["chars_per_token"] <= 0:
+            raise c.fail(f"{p}.chars_per_token", "expected a positive number")
+        out.append(
+            ProviderConfig(
+                name=name,
+                format=t["format"],
+                base_url=url.rstrip("/"),
+                model=t["model"],
+                api_key_env=t["api_key_env"],
+                vendor=t["vendor"],
+                plan=t["plan"],
+                preset=preset,
+                max_context=t["max_context"],
+                price_input_per_mtok=t["price_input_per_mtok"],
+                price_output_per_mtok=t["price_output_per_mtok"],
+                price_cached_per_mtok=t["price_cached_per_mtok"],
+                max_concurrency=t["max_concurrency"],
+                serialize_long_context=t["serialize_long_context"],
+                chars_per_token=t["chars_per_token"],
+                extra_headers=_headers(t["headers"], f"{p}.headers", c),
+            )
+        )
+    return tuple(out)
+
+
+def _headers(value: dict[str, Any], path: str, c: Checker) -> dict[str, str]:
+    for key, header in value.items():
+        if key.lower() in _SECRET_HEADERS:
+            raise c.fail(
+                f"{path}.{key}",
+                "secrets do not belong in the config; the API key "
+                "comes from the variable named in api_key_env",
+            )
+        if not isinstance(header, str):
+            raise c.fail(f"{path}.{key}", f"expected a string, got {type_name(header)}")
+    return dict(value)
+
+
+def _probes(
+    value: list[Any], c: Checker, providers: tuple[ProviderConfig, ...]
+) -> tuple[ProbeConfig, ...]:
+    if not value:
+        raise c.fail("probes", "expected at least one [[probes]] table")
+    by_name = {p.name: p for p in providers}
+    seen: set[str] = set()
+    out = []
+    for i, raw in enumerate(_tables(value, "probes", c)):
+        p = f"probes[{i}]"
+        t = c.table(raw, p, "probes")
+        name = c.name(t["name"], f"{p}.name", seen, "probe")
+        if t["task"] not in FAMILIES:
+            extra = did_you_mean(t["task"], FAMILIES)
+            raise c.fail(
+                f"{p}.task",
+                f"unknown task family {t['task']!r} (known: {', '.join(sorted(FAMILIES))}){extra}",
+            )
+        every_s, cron, interval_s = _schedule(t, p, c)
+        timeout_s = c.duration(t["timeout"], f"{p}.timeout")
+        read_timeout_s = c.duration(t["read_timeout"], f"{p}.read_timeout")
+        if timeout_s > interval_s:
+            raise c.fail(
+                f"{p}.timeout",
+                f"timeout {t['timeout']} is longer than the interval "
+                f"between runs ({interval_s:g}s); runs would overlap",
+            )
+        if read_timeout_s > timeout_s:
+            raise c.fail(f"{p}.read_timeout", "expected at most the overall timeout")
+        try:
+            context = parse_context(t["context"])
+        except ValueError:
+            raise c.fail(
+                f"{p}.context",
+                f'expected a token count such as 1000 or "32k", got {t["context"]!r}',
+            ) from None
+        if t["max_output_tokens"] <= 0:
+            raise c.fail(f"{p}.max_output_tokens", "expected a positive integer")
+        if not 0 <= t["temperature"] <= 2:
+            raise c.fail(
+                f"{p}.temperature", f"expected a number from 0 to 2, got {t['temperature']}"
+            )
+        targets = _probe_providers(t["providers"], f"{p}.providers", c, by_name)
+        for target in targets:
+            need = context + t["max_output_tokens"]
+            if need > by_name[target].max_context:
+                raise c.fail(
+                    f"{p}.context",
+                    f"context {context:,} + max_output_tokens "
+                    f"{t['max_output_tokens']:,} exceeds provider {target!r} "
+                    f"max_context {by_name[target].max_context:,}",
+                )
+        out.append(
+            ProbeConfig(
+                name=name,
+                task=t["task"],
+                context_tokens=context,
+                every_s=every_s,
+                cron=cron,
+                providers=targets,
+                max_output_tokens=t["max_output_tokens"],
+                temperature=t["temperature"],
+                timeout_s=timeout_s,
+                read_timeout_s=read_timeout_s,
+                stream=t["stream"],
+            )
+        )
+    return tuple(out)
+
+
+def _schedule(t: dict[str, Any], p: str, c: Checker) -> tuple[float | None, str | None, float]:
+    """Exactly one of ``every`` and ``cron``; returns (every_s, cron, shortest interval)."""
+    if t["every"] is None and t["cron"] is None:
+        raise c.fail(f"{p}.every", 'missing schedule: set every = "10m" or cron = "..."')
+    if t["every"] is not None and t["cron"] is not None:
+        raise c.fail(f"{p}.cron", "set either every or cron, not both")
+    if t["every"] is not None:
+        every_s = c.duration(t["every"], f"{p}.every")
+        if every_s < 1:
+            raise c.fail(f"{p}.every", "expected an interval of at least 1s")
+        return every_s, None, every_s
+    from pipeline.schedule import cron_interval_s
+
+    try:
+        return None, t["cron"], cron_interval_s(t["cron"])
+    except ValueError as exc:
+        raise c.fail(f"{p}.cron", f"invalid crontab expression: {exc}") from None
+
+
+def _probe_providers(
+    value: list[Any] | None, path: str, c: Checker, by_name: Mapping[str, ProviderConfig]
+) -> tuple[str, ...]:
+    if value is None:
+        return tuple(by_name)
+    for i, name in enumerate(value):
+        if name not in by_name:
+            extra = did_you_mean(str(name), by_name)
+            raise c.fail(f"{path}[{i}]", f"unknown provider {name!r}{extra}")
+    if not value:
+        raise c.fail(path, "expected at least one provider name")
+    return tuple(value)
+
+
+def _limits(t: dict[str, Any], path: str, c: Checker) -> BudgetLimits:
+    for key in ("daily_tokens", "daily_cost_usd"):
+        if t[key] is not None and t[key] <= 0:
+            raise c.fail(f"{path}.{key}", f"expected a positive number, got {t[key]}")
+    return BudgetLimits(daily_tokens=t["daily_tokens"], daily_cost_usd=t["daily_cost_usd"])
+
+
+def _budget(t: dict[str, Any], c: Checker, providers: tuple[ProviderConfig, ...]) -> BudgetConfig:
+    names = [p.name for p in providers]
+    per: dict[str, BudgetLimits] = {}
+    for name, raw in (t["providers"] or {}).items():
+        path = f"budget.providers.{name}"
+        if name not in names:
+            extra = did_you_mean(name, names)
+            raise c.fail(path, f"unknown provider {name!r}{extra}")
+        if not isinstance(raw, dict):
+            raise c.fail(path, f"expected a table, got {type_name(raw)}")
+        per[name] = _limits(c.table(raw, path, "budget.providers"), path, c)
+    return BudgetConfig(total=_limits(t, "budget", c), per_provider=per)
+
+
+def _report(t: dict[str, Any], c: Checker, base: Path) -> ReportConfig:
+    if t["weekday"] not in _WEEKDAYS:
+        raise c.fail(
+            "report.weekday", f"expected one of {', '.join(_WEEKDAYS)}, got {t['weekday']!r}"
+        )
+    if not re.match(r"^([01]\d|2[0-3]):[0-5]\d$", t["time"]):
+        raise c.fail("report.time", f'expected "HH:MM" (24 h), got {t["time"]!r}')
+    try:
+        ZoneInfo(t["timezone"])
+    except (ZoneInfoNotFoundError, ValueError):
+        raise c.fail("report.timezone", f"unknown time zone {t['timezone']!r}") from None
+    return ReportConfig(
+        out_dir=_resolve(base, t["out_dir"]),
+        weekday=t["weekday"],
+        time=t["time"],
+        timezone=t["timezone"],
+        enabled=t["enabled"],
+        link_base_url=t["link_base_url"],
+    )
+
+
+def _alerts(t: dict[str, Any], c: Checker) -> AlertsConfig:
+    hooks = []
+    seen: set[str] = set()
+    for i, raw in enumerate(_tables(t["webhooks"], "alerts.webhooks", c)):
+        p = f"alerts.webhooks[{i}]"
+        w = c.table(raw, p, "alerts.webhooks")
+        name = c.name(w["name"], f"{p}.name", seen, "webhook")
+        if w["kind"] not in ("json", "slack"):
+            raise c.fail(f"{p}.kind", f'expected "json" or "slack", got {w["kind"]!r}')
+        c.env(w["url_env"], f"{p}.url_env", f"the URL of webhook {name!r}")
+        hooks.append(Webhook(name=name, url_env=w["url_env"], kind=w["kind"]))
+    if not 0 < t["error_rate"] <= 1:
+        raise c.fail("alerts.error_rate", f"expected a share from 0 to 1, got {t['error_rate']}")
+    for key in ("window", "failure_threshold", "success_threshold"):
+        if t[key] <= 0:
+            raise c.fail(f"alerts.{key}", f"expected a positive integer, got {t[key]}")
+    return AlertsConfig(
+        webhooks=tuple(hooks),
+        error_rate=t["error_rate"],
+        ttft_p95_ms=t["ttft_p95_ms"],
+        window=t["window"],
+        failure_threshold=t["failure_threshold"],
+        success_threshold=t["success_threshold"],
+    )
+
+
+def _daemon(t: dict[str, Any], c: Checker) -> DaemonConfig:
+    if t["max_concurrency"] <= 0:
+        raise c.fail("daemon.max_concurrency", "expected a positive integer")
+    port = t["metrics_port"]
+    if port is not None and not 1 <= port <= 65535:
+        raise c.fail("daemon.metrics_port", f"expected a TCP port from 1 to 65535, got {port}")
+    return DaemonConfig(
+        max_concurrency=t["max_concurrency"],
+        flush_interval_s=c.duration(t["flush_interval"], "daemon.flush_interval"),
+        lock_wait_s=c.duration(t["lock_wait"], "daemon.lock_wait"),
+        shutdown_grace_s=c.duration(t["shutdown_grace"], "daemon.shutdown_grace"),
+        metrics_port=port,
+    )
