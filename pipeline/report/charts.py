@@ -109,7 +109,7 @@ def ttft_chart(
     if daily.height == 0:
         return None
     with style():
-        fig = new_figure(9.0, 2.7)
+        fig = new_figure(9.0, 2.5, margins=(0.9, 0.2, 0.3, 0.3))
         ax = fig.add_subplot()
         for cls, part in daily.partition_by("context_class", as_dict=True).items():
             name = str(cls[0])
@@ -132,7 +132,7 @@ def ttft_chart(
         mark_timeline(ax, phases=phases, releases=releases, week=week, now=now)
         time_axis(ax)
         ax.set_ylabel("time to first token")
-        ax.legend(loc="upper left", ncols=4, bbox_to_anchor=(0, -0.12))
+        ax.legend(loc="lower left", ncols=4, bbox_to_anchor=(0, 1.0), borderaxespad=0.2)
         svg = figure_svg(fig, key, label=f"TTFT over time, {provider}")
     return Chart(
         key=key,
@@ -149,7 +149,7 @@ def penalty_chart(penalty: pl.DataFrame, providers: list[str]) -> Chart | None:
     if penalty.height == 0:
         return None
     with style():
-        fig = new_figure(9.0, 2.6)
+        fig = new_figure(9.0, 2.3, margins=(0.9, 0.2, 0.3, 0.3))
         ax = fig.add_subplot()
         for i, provider in enumerate(providers):
             part = penalty.filter(pl.col("provider") == provider).sort("day")
@@ -165,7 +165,7 @@ def penalty_chart(penalty: pl.DataFrame, providers: list[str]) -> Chart | None:
         ax.axhline(1.0, color=MUTED, lw=0.8)
         ax.set_ylabel("long ÷ short TTFT")
         time_axis(ax)
-        ax.legend(loc="upper left", ncols=5, bbox_to_anchor=(0, -0.12))
+        ax.legend(loc="lower left", ncols=6, bbox_to_anchor=(0, 1.0), borderaxespad=0.2)
         svg = figure_svg(fig, "penalty", label="Long-context penalty over time")
     return Chart(
         key="penalty",
@@ -188,7 +188,10 @@ def cycle_chart(
     if probability.height == 0:
         return None
     with style():
-        fig = new_figure(9.0, 0.55 + 0.62 * len(providers))
+        n = len(providers)
+        fig = new_figure(
+            9.0, 0.45 + 0.6 * n, margins=(1.1, 0.2, 0.1, 0.3), rows=n, gap_in=(0.08, 0.0)
+        )
         axes = fig.subplots(len(providers), 1, sharex=True, squeeze=False)[:, 0]
         for i, (ax, provider) in enumerate(zip(axes, providers, strict=True)):
             part = probability.filter(pl.col("provider") == provider).sort("day")

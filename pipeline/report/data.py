@@ -37,7 +37,9 @@ _UTC = "SET TimeZone = 'UTC';\n"
 
 _TOTALS = """
 SELECT count(*) AS n,
-       count(*) FILTER (WHERE source = 'synthetic') AS n_synthetic,
+       -- simulated: written by the history generator, or probed live against the
+       -- simulator (the demo's providers carry plan 'simulated')
+       count(*) FILTER (WHERE source = 'synthetic' OR plan = 'simulated') AS n_synthetic,
        min(started_at) AS first_at, max(started_at) AS last_at
 FROM probe_results WHERE started_at >= ? AND started_at < ?
 """

@@ -37,7 +37,10 @@ def wilson(successes: np.ndarray[Any, Any], n: np.ndarray[Any, Any]) -> tuple[An
 
 
 def _rows(providers: list[str], height: float, cols: int = 1) -> tuple[Any, Any]:
-    fig = new_figure(9.0, 0.5 + height * len(providers))
+    n = len(providers)
+    fig = new_figure(
+        9.0, 0.65 + height * n, margins=(1.3, 0.2, 0.35, 0.3), rows=n, cols=cols, gap_in=(0.15, 0.7)
+    )
     axes = fig.subplots(len(providers), cols, sharex=True, squeeze=False)
     return fig, axes
 
@@ -77,7 +80,13 @@ def errors_chart(errors: pl.DataFrame, providers: list[str]) -> Chart | None:
                 if lab not in labels:
                     handles.append(h)
                     labels.append(lab)
-        fig.legend(handles, labels, loc="outside lower center", ncols=min(6, len(labels)))
+        fig.legend(
+            handles,
+            labels,
+            loc="upper left",
+            ncols=min(6, len(labels)),
+            bbox_to_anchor=(1.3 / 9.0, 1.0),
+        )
         svg = figure_svg(fig, "errors", label="Errors by class, last eight weeks")
     return Chart(
         "errors",
@@ -170,7 +179,15 @@ def heatmap_chart(how: pl.DataFrame, providers: list[str]) -> Chart | None:
     cols = min(3, len(shown))
     rows = -(-len(shown) // cols)
     with style():
-        fig = new_figure(9.0 if cols > 1 else 4.5, 0.4 + 1.45 * rows)
+        width = 9.0 if cols > 1 else 4.5
+        fig = new_figure(
+            width,
+            0.25 + 1.5 * rows,
+            margins=(0.5, 0.9, 0.3, 0.3),
+            rows=rows,
+            cols=cols,
+            gap_in=(0.45, 0.55),
+        )
         axes = fig.subplots(rows, cols, squeeze=False)
         norm = TwoSlopeNorm(vmin=0.5, vcenter=1.0, vmax=2.0)
         mesh = None
@@ -189,7 +206,8 @@ def heatmap_chart(how: pl.DataFrame, providers: list[str]) -> Chart | None:
         for ax in list(axes.flat)[len(shown) :]:
             ax.set_visible(False)
         if mesh is not None:
-            fig.colorbar(mesh, ax=axes, shrink=0.8, label="× median TTFT", ticks=[0.5, 1, 2])
+            cax = fig.add_axes((1 - 0.7 / width, 0.3, 0.1 / width, 0.5))
+            fig.colorbar(mesh, cax=cax, label="× median TTFT", ticks=[0.5, 1, 2])
         svg = figure_svg(fig, "heatmap", label="TTFT by hour of week")
     return Chart(
         "heatmap",

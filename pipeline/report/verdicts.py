@@ -120,6 +120,9 @@ def _analysis_changes(data: ReportData, provider: str) -> list[str]:
 
 def _verdict(data: ReportData, provider: str, model: str) -> Verdict:
     changes = _analysis_changes(data, provider) + _week_changes(data, provider)
+    if not changes:
+        probed = data.week_stats.filter(pl.col("provider") == provider).height > 0
+        changes = ["No notable change this week." if probed else "No probes this week."]
     phase = current_phase(data.result("phases"), provider)
     if data.analysis_run is None or phase is None:
         status = (
@@ -150,7 +153,7 @@ def _verdict(data: ReportData, provider: str, model: str) -> Verdict:
         severity,
         confidence,
         _signs(data, provider),
-        changes or ["No notable change this week."],
+        changes,
     )
 
 

@@ -1,0 +1,155 @@
+"""``nerfwatch demo``: the whole pipeline on simulated providers, ending in a report.
+
+Simulator on loopback → six months of synthetic history → the real daemon probing the
+simulator for about a minute → analysis → the weekly report. No config, no keys. Every
+stage is the production code path; the only shortcut is a faster probe schedule.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import shutil
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol, cast
+
+from pipeline.config import SimulatedProvider, default_config
+from pipeline.config_types import Config
+from pipeline.daemon import DaemonTuning, run_daemon
+from pipeline.report.render import render_report
+from pipeline.warehouse import Warehouse
+from probes.simulator import configure, running
+from probes.simulator.store import write_history
+
+__all__ = ["DemoError", "DemoOptions", "DemoProgress", "DemoResult", "run_demo"]
+
+MARKER = ".nerfwatch-demo"  # a folder with this file may be wiped and rebuilt by the demo
+
+Advance = Callable[[float], None]
+
+
+class DemoError(Exception):
+    """The demo cannot run; ``exit_code`` 2 means bad input, 1 anything else."""
+
+    def __init__(self, message: str, exit_code: int = 1) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+class DemoProgress(Protocol):
+    """How the demo reports progress: one step at a time, optionally with a total."""
+
+    def step(self, title: str, total: float | None = None) -> AbstractContextManager[Advance]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class DemoOptions:
+    directory: Path = Path("nerfwatch-data")
+    days: float = 180.0  # synthetic history
+    live_seconds: float = 60.0  # the daemon's live run against the simulator
+    speed: float = 30.0  # probe intervals are divided by this during the live run
+
+
+@dataclass(frozen=True, slots=True)
+class DemoResult:
+    report: Path
+    history_rows: int
+    live_rows: int
+    elapsed_s: float
+
+
+class SilentProgress:
+    """Progress that shows nothing (library use, tests)."""
+
+    @contextmanager
+    def step(self, title: str, total: float | None = None) -> Iterator[Advance]:
+        del title, total
+        yield lambda _done: None
+
+
+def _analysis_function() -> Callable[..., Any]:
+    """``pipeline.analysis.run_analysis``, or a one-line error naming what is missing."""
+    try:
+        module = importlib.import_module("pipeline.analysis")
+    except ImportError as exc:
+        raise DemoError(
+            f"the demo needs pipeline.analysis, which cannot be imported: {exc}"
+        ) from None
+    function = getattr(module, "run_analysis", None)
+    if function is None:
+        raise DemoError("the demo needs pipeline.analysis.run_analysis, which is not built yet")
+    return function
+
+
+def _reusable(directory: Path) -> bool:
+    """True when ``directory`` is absent, empty or an earlier demo's; else a DemoError."""
+    if directory.exists() and not directory.is_dir():
+        raise DemoError(f"--dir: {directory} is a file, not a folder", exit_code=2)
+    if not directory.exists() or not any(directory.iterdir()):
+        return False
+    if not (directory / MARKER).exists():
+        raise DemoError(
+            f"--dir: {directory} is not empty and was not made by nerfwatch demo; "
+            "choose another folder",
+            exit_code=2,
+        )
+    return True
+
+
+def _prepare(directory: Path, wipe: bool) -> None:
+    """Start from an empty folder (only an earlier demo's folder is ever wiped)."""
+    if wipe:
+        shutil.rmtree(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / MARKER).write_text("made by nerfwatch demo; safe to delete\n", encoding="utf-8")
+
+
+async def _live(config: Config, seconds: float, advance: Advance) -> int:
+    """Run the daemon for ``seconds`` while ticking the progress bar."""
+    started = time.monotonic()
+
+    async def tick() -> None:
+        while True:
+            await asyncio.sleep(0.25)
+            advance(min(seconds, time.monotonic() - started))
+
+    ticker = asyncio.create_task(tick())
+    try:
+        tuning = DaemonTuning(install_signals=False, schedule_report=False)
+        stats = await run_daemon(config, stop_after_s=seconds, tuning=tuning)
+    finally:
+        ticker.cancel()
+    advance(seconds)
+    return stats.rows
+
+
+def run_demo(options: DemoOptions, progress: DemoProgress | None = None) -> DemoResult:
+    """Run every stage and return where the report is."""
+    show = progress or SilentProgress()
+    started = time.monotonic()
+    wipe = _reusable(options.directory)
+    analyze = _analysis_function()  # fail before spending a minute on probes
+    _prepare(options.directory, wipe)
+    scenario = configure(None)
+    with ExitStack() as stack:
+        with show.step("Starting the simulator"):
+            sim = stack.enter_context(running(scenario))
+        # Scenario providers are frozen dataclasses: read-only versions of the protocol.
+        simulated = cast(Sequence[SimulatedProvider], scenario.providers)
+        config = default_config(sim.base_url, simulated, options.directory, speed=options.speed)
+        warehouse = Warehouse(config.warehouse.path)
+        with show.step(f"Writing {options.days:g} days of synthetic history"):
+            history = write_history(warehouse, scenario, days=options.days)
+        with show.step(
+            f"Probing the simulator live for {options.live_seconds:g} s", options.live_seconds
+        ) as advance:
+            live = asyncio.run(_live(config, options.live_seconds, advance))
+    with show.step("Analyzing (seasonality, change points, phases, release cycle)"):
+        analyze(warehouse)
+    with show.step("Rendering the weekly report"):
+        report = render_report(warehouse, config.report.out_dir)
+    return DemoResult(report, history.rows, live, time.monotonic() - started)
