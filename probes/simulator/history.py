@@ -38,6 +38,7 @@ from probes.simulator.scenario import (
     HistoryOptions,
     ProbeSpec,
     Provider,
+    Rhythm,
     Scenario,
 )
 from probes.simulator.uuid7 import uuid7_batch
@@ -145,12 +146,7 @@ def _rows(
     length_cut = reasoning + answer > probe.max_output_tokens
 
     # latency
-    ttft = model.ttft_median_ms(provider, pv, input_tokens, load)
-    ttft = ttft * _lognormal(rng, provider.ttft_noise * opts.noise, n)
-    tail = rng.random(n) < opts.heavy_tail
-    ttft = np.where(tail, ttft * (1.0 + rng.pareto(opts.tail_alpha, n)), ttft)
-    spike = rng.random(n) < opts.outliers
-    ttft = np.where(spike, ttft * rng.uniform(5.0, 20.0, n), ttft)
+    ttft = _ttft(provider, pv, input_tokens, load, opts, rng)
     tps = model.decode_tps(provider, pv, dem) * _lognormal(rng, 0.05 * opts.noise, n)
     mean_gap = 1_000.0 / tps
     sigma = provider.itl_jitter * opts.noise
@@ -163,22 +159,8 @@ def _rows(
     headers = np.minimum(ttft, provider.base_latency_ms * 0.3 * _lognormal(rng, 0.2, n))
 
     # errors, then faults on the rows without an error
-    kinds = list(ERROR_KINDS)
-    probs = model.error_probabilities(provider, rhythm, pv, dem)
-    kind_idx = _roll([probs[k] for k in kinds], rng, n)
-    fault_names = list(provider.faults)
-    fault_idx = _roll(
-        [np.full(n, provider.faults[f]) * pv.fault_multiplier for f in fault_names], rng, n
-    )
-    fault_idx = np.where(kind_idx < len(kinds), len(fault_names), fault_idx)
-    keepalive = np.zeros(n, dtype=bool)
-    if "keepalive_minute" in fault_names:
-        keepalive = fault_idx == fault_names.index("keepalive_minute")
-    ttft = ttft + np.where(keepalive, scenario.fault_timing.keepalive_s * 1_000.0, 0.0)
-
-    outcomes = [*(error_outcomes(provider)[k] for k in kinds)]
-    faults = [FAULT_OUTCOMES[f] for f in fault_names]
-    table = _Outcomes(outcomes, faults, kind_idx, fault_idx)
+    table = _outcome_table(provider, rhythm, pv, dem, rng, n)
+    ttft = ttft + np.where(table.keepalive, scenario.fault_timing.keepalive_s * 1_000.0, 0.0)
 
     # quality (rows that got an answer): 0 correct, 1 wrong, 2 unparseable (format slip)
     family = probe.task_family
@@ -242,12 +224,51 @@ def _rows(
             "_answered": answered,
             "_ttft": has_ttft,
             "_status": table.http_status > 0,
-            "_retry": table.kind_is("rate_limited", kinds),
+            "_retry": table.kind_is("rate_limited"),
             "retry_draw": rng.integers(1, 31, n).astype(np.float64),
         }
     )
     limits = _rate_limit_frame(provider, pv, dem, table, rng, n)
     return _finish(raw.hstack(limits), provider, probe)
+
+
+def _ttft(
+    provider: Provider,
+    pv: model.PhaseValues,
+    input_tokens: npt.NDArray[np.int64],
+    load: npt.NDArray[np.int64],
+    opts: HistoryOptions,
+    rng: np.random.Generator,
+) -> Floats:
+    """Model median x lognormal noise, with a heavy-tailed share and rare outliers."""
+    n = input_tokens.size
+    ttft = model.ttft_median_ms(provider, pv, input_tokens, load)
+    ttft = ttft * _lognormal(rng, provider.ttft_noise * opts.noise, n)
+    tail = rng.random(n) < opts.heavy_tail
+    ttft = np.where(tail, ttft * (1.0 + rng.pareto(opts.tail_alpha, n)), ttft)
+    spike = rng.random(n) < opts.outliers
+    return np.where(spike, ttft * rng.uniform(5.0, 20.0, n), ttft)
+
+
+def _outcome_table(
+    provider: Provider,
+    rhythm: Rhythm,
+    pv: model.PhaseValues,
+    dem: Floats,
+    rng: np.random.Generator,
+    n: int,
+) -> _Outcomes:
+    """Roll one error kind per row, then one fault for the rows without an error."""
+    kinds = list(ERROR_KINDS)
+    probs = model.error_probabilities(provider, rhythm, pv, dem)
+    kind_idx = _roll([probs[k] for k in kinds], rng, n)
+    names = list(provider.faults)
+    fault_idx = _roll([np.full(n, provider.faults[f]) * pv.fault_multiplier for f in names], rng, n)
+    fault_idx = np.where(kind_idx < len(kinds), len(names), fault_idx)
+    errors = error_outcomes(provider)
+    return _Outcomes(
+        [errors[k] for k in kinds], [FAULT_OUTCOMES[f] for f in names], kind_idx, fault_idx, names
+    )
 
 
 def _gather(values: list[str], idx: npt.NDArray[np.int64]) -> pl.Series:
@@ -402,6 +423,7 @@ class _Outcomes:
         faults: list[Outcome],
         kind_idx: npt.NDArray[np.int64],
         fault_idx: npt.NDArray[np.int64],
+        fault_names: list[str],
     ) -> None:
         ok = Outcome(200, None, "ok", "", True)
         table = [*errors, *faults, ok]
@@ -423,9 +445,11 @@ class _Outcomes:
         self.answered = is_ok
         self.partial = pick([o.streamed_tokens and o.error_class != "ok" for o in table])[idx]
         self.stalled = pick([o.error_class == "stall" for o in table])[idx]
+        keepalive = [f == "keepalive_minute" for f in fault_names]
+        self.keepalive = pick([False] * len(errors) + keepalive + [False])[idx]
 
-    def kind_is(self, kind: str, kinds: list[str]) -> Bools:
-        return self.kind_idx == kinds.index(kind)
+    def kind_is(self, kind: str) -> Bools:
+        return self.kind_idx == ERROR_KINDS.index(kind)
 
 
 def planted_phases(scenario: Scenario, win: Window, step_scale: float = 1.0) -> pl.DataFrame:
