@@ -205,6 +205,7 @@ def _rows(
             "connection_reused": rng.random(n) < 0.95,
             "input_tokens": input_tokens,
             "output_tokens": out_tokens,
+            # Anthropic usage has no reasoning count (thinking is inside output_tokens)
             "reasoning_tokens": np.minimum(reasoning, out_tokens),
             "cost_usd": (
                 input_tokens * provider.price_input_per_mtok
@@ -321,7 +322,6 @@ _WHEN_ANSWERED = [
     "first_answer_ms",
     "input_tokens",
     "output_tokens",
-    "reasoning_tokens",
     "cost_usd",
     "finish_reason",
 ]
@@ -372,6 +372,9 @@ def _finish(raw: pl.DataFrame, provider: Provider, probe: ProbeSpec) -> pl.DataF
         .then(pl.col("output_tokens_per_s"))
         .alias("output_tokens_per_s"),
         pl.when(answered).then(pl.lit(0)).alias("cached_tokens"),
+        pl.when(answered & pl.lit(provider.format == "openai"))
+        .then(pl.col("reasoning_tokens"))
+        .alias("reasoning_tokens"),
         pl.when(pl.col("_status")).then(pl.col("headers_ms")).alias("headers_ms"),
         pl.when(pl.col("_status")).then(pl.col("http_status")).alias("http_status"),
         pl.when(pl.col("_retry")).then(pl.col("retry_draw")).alias("retry_after_s"),
