@@ -135,3 +135,26 @@ def test_busy_warehouse_keeps_rows_in_the_spool_until_the_reader_leaves(tmp_path
     assert (outcome.rows, outcome.inserted, outcome.segments) == (15, 15, 2)
     assert spool.depth() == 0
     spool.close()
+
+
+def test_torn_tails_and_corrupt_lines_are_set_aside_not_blocking(tmp_path: Path) -> None:
+    warehouse = Warehouse(tmp_path / "w.duckdb", lock_wait_s=0.2)
+    warehouse.migrate()
+    directory = tmp_path / "spool"
+    first = Spool(directory)
+    first.open()
+    good = [_row() for _ in range(3)]
+    asyncio.run(_append_all(first, good))
+    first.close()
+    (segment,) = list_segments(directory)
+    lines = segment.path.read_bytes().split(b"\n")
+    segment.path.write_bytes(lines[0] + b"\nnot json at all\n" + b"\n".join(lines[1:]) + b'{"torn')
+    spool = Spool(directory)
+    spool.open()
+    outcome = Flusher(spool, warehouse).flush_once()
+    assert (outcome.rows, outcome.inserted) == (4, 3)
+    stored = set(warehouse.query("SELECT run_id FROM probe_results")["run_id"].to_list())
+    assert stored == {r.run_id for r in good}
+    rejected = (directory / "rejected.jsonl").read_text().splitlines()
+    assert rejected == ['{"torn', "not json at all"]
+    spool.close()

@@ -161,6 +161,11 @@ def send_report_link_sync(alerts: AlertsConfig, report: str, *, title: str | Non
     return asyncio.run(send_report_link(alerts, report, title=title))
 
 
+def _ttft_p95(state: _ProviderState) -> float | None:
+    ttfts = [t for failed, t in state.recent if not failed and t is not None]
+    return float(np.percentile(ttfts, 95)) if ttfts else None
+
+
 @dataclass(slots=True)
 class _ProviderState:
     recent: deque[tuple[bool, float | None]]
@@ -191,37 +196,45 @@ class AlertEvaluator:
             self._state[provider] = _ProviderState(deque(maxlen=self.alerts.window))
         return self._state[provider]
 
-    def _verdict(self, state: _ProviderState) -> tuple[bool, dict[str, Any]]:
+    def _verdict(self, state: _ProviderState) -> bool:
+        """Failing when the window's error rate or TTFT p95 crosses its threshold."""
         errors = sum(1 for failed, _ in state.recent if failed)
-        rate = errors / len(state.recent)
-        ttfts = [t for failed, t in state.recent if not failed and t is not None]
-        p95 = float(np.percentile(ttfts, 95)) if ttfts else None
-        facts: dict[str, Any] = {"error_rate": round(rate, 3), "window": len(state.recent)}
+        if errors / len(state.recent) >= self.alerts.error_rate:
+            return True
+        limit = self.alerts.ttft_p95_ms
+        if limit is None:
+            return False
+        p95 = _ttft_p95(state)
+        return p95 is not None and p95 > limit
+
+    @staticmethod
+    def _facts(state: _ProviderState) -> dict[str, Any]:
+        errors = sum(1 for failed, _ in state.recent if failed)
+        facts: dict[str, Any] = {
+            "error_rate": round(errors / len(state.recent), 3),
+            "window": len(state.recent),
+        }
+        p95 = _ttft_p95(state)
         if p95 is not None:
             facts["ttft_p95_ms"] = round(p95, 1)
-        failing = rate >= self.alerts.error_rate
-        limit = self.alerts.ttft_p95_ms
-        if limit is not None and p95 is not None and p95 > limit:
-            failing = True
-        return failing, facts
+        return facts
 
     def observe(self, result: ProbeResult) -> AlertEvent | None:
         """Feed one attempted probe; return an event when the alert opens or resolves."""
         state = self._get(result.provider)
         state.recent.append((result.error_class != "ok", result.ttft_ms))
-        failing, facts = self._verdict(state)
-        if failing:
+        if self._verdict(state):
             state.failing_run += 1
             state.passing_run = 0
             if not state.open and state.failing_run >= self.alerts.failure_threshold:
                 state.open = True
-                return AlertEvent(
-                    "triggered", result.provider, f"{result.provider} unhealthy", facts
-                )
+                title = f"{result.provider} unhealthy"
+                return AlertEvent("triggered", result.provider, title, self._facts(state))
         else:
             state.passing_run += 1
             state.failing_run = 0
             if state.open and state.passing_run >= self.alerts.success_threshold:
                 state.open = False
-                return AlertEvent("resolved", result.provider, f"{result.provider} resolved", facts)
+                title = f"{result.provider} resolved"
+                return AlertEvent("resolved", result.provider, title, self._facts(state))
         return None

@@ -164,6 +164,11 @@ class BudgetGuard:
             mine.tokens += used.tokens
             mine.cost_usd += used.cost_usd
 
+    def spent_by(self, provider: str) -> Spend:
+        """Today's settled spend of one provider."""
+        self._roll()
+        return self.spent.get(provider, Spend())
+
     def today_spend(self) -> dict[str, Spend]:
         self._roll()
         return {name: Spend(s.tokens, s.cost_usd) for name, s in self.spent.items()}

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import os
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -21,6 +22,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import polars as pl
 
 from pipeline.daemon.spool import Segment, Spool, read_segment
@@ -54,6 +56,27 @@ def _polars_type(annotation: str) -> pl.DataType:
 PROBE_SCHEMA: dict[str, pl.DataType] = {
     f.name: _polars_type(str(f.type)) for f in dataclasses.fields(ProbeResult)
 }
+
+
+def _duckdb_type(dtype: pl.DataType) -> str:
+    if isinstance(dtype, pl.Datetime):
+        return "TIMESTAMPTZ"
+    if isinstance(dtype, pl.List):
+        return "VARCHAR[]"
+    return {"String": "VARCHAR", "Int64": "BIGINT", "Float64": "DOUBLE", "Boolean": "BOOLEAN"}[
+        str(dtype)
+    ]
+
+
+_COLUMNS = ", ".join(f"'{name}': '{_duckdb_type(t)}'" for name, t in PROBE_SCHEMA.items())
+_INSERT_JSON = (
+    "INSERT INTO probe_results BY NAME SELECT * FROM read_json(?, "
+    f"format = 'newline_delimited', columns = {{{_COLUMNS}}}) ON CONFLICT DO NOTHING"
+)
+
+
+class _BadSpoolData(Exception):
+    """DuckDB could not parse a spool segment (corruption, not a torn tail)."""
 
 
 def probe_frame(rows: Sequence[Mapping[str, Any]]) -> pl.DataFrame:
@@ -144,8 +167,48 @@ class Flusher:
             )
 
     def _move(self, segments: list[Segment]) -> tuple[int, int]:
-        if not segments:
-            return 0, 0
+        """Insert every row of ``segments`` in one transaction, then delete them."""
+        live = [s for s in segments if self._complete_lines(s) > 0]
+        rows = sum(s.path.read_bytes().count(b"\n") for s in live)
+        inserted = 0
+        if live:
+            try:
+                inserted = self._insert_json([s.path for s in live])
+            except _BadSpoolData as exc:
+                log.error("spool data DuckDB cannot parse (%s); inserting line by line", exc)
+                inserted = self._insert_lines(live)
+        self.spool.remove(segments)
+        if inserted < rows:
+            log.info("flush skipped %d rows already stored (replay)", rows - inserted)
+        return rows, inserted
+
+    def _complete_lines(self, segment: Segment) -> int:
+        """Cut a torn tail (a write interrupted by a crash) off a sealed segment."""
+        data = segment.path.read_bytes()
+        end = data.rfind(b"\n") + 1
+        if end < len(data):
+            self._reject(segment.path, data[end:].decode("utf-8", "replace"))
+            with open(segment.path, "r+b") as fh:
+                fh.truncate(end)
+                os.fsync(fh.fileno())
+        return data.count(b"\n")
+
+    def _insert_json(self, paths: list[Path]) -> int:
+        """DuckDB reads the JSON lines itself: no per-row Python work, GIL released."""
+        with self.warehouse.connect() as con:
+            con.execute("BEGIN TRANSACTION")
+            try:
+                result = con.execute(_INSERT_JSON, [[str(p) for p in paths]]).fetchall()
+                con.execute("COMMIT")
+            except duckdb.Error as exc:
+                con.execute("ROLLBACK")
+                if isinstance(exc, (duckdb.InvalidInputException, duckdb.ConversionException)):
+                    raise _BadSpoolData(str(exc).splitlines()[0]) from exc
+                raise WarehouseError(f"insert into probe_results failed: {exc}") from exc
+        return int(result[0][0]) if result else 0
+
+    def _insert_lines(self, segments: list[Segment]) -> int:
+        """Slow path: decode in Python, set undecodable lines aside."""
         rows: list[dict[str, Any]] = []
         for segment in segments:
             for line in read_segment(segment.path):
@@ -157,10 +220,7 @@ class Flusher:
         for start in range(0, len(rows), _CHUNK_ROWS):
             frame = probe_frame(rows[start : start + _CHUNK_ROWS])
             inserted += self.warehouse.insert_frame("probe_results", frame, key="run_id")
-        self.spool.remove(segments)
-        if inserted < len(rows):
-            log.info("flush skipped %d rows already stored (replay)", len(rows) - inserted)
-        return len(rows), inserted
+        return inserted
 
     def _reject(self, path: Path, line: str) -> None:
         """Keep an undecodable line aside instead of blocking the spool forever."""

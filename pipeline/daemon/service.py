@@ -176,6 +176,8 @@ class Daemon:
         self._specs: dict[str, JobSpec] = {}
         self._planned: dict[str, datetime] = {}
         self._last_fire: dict[str, datetime] = {}
+        self._triggers: dict[str, BaseTrigger] = {}
+        self._site = config.warehouse.probe_site or socket.gethostname()
         self._inflight: set[_InFlight] = set()
         self._background: set[asyncio.Task[Any]] = set()
         self._outstanding = 0
@@ -304,12 +306,14 @@ class Daemon:
         for key in set(self._specs) - set(specs):
             self._scheduler.remove_job(key)
             self._last_fire.pop(key, None)
+            self._triggers.pop(key, None)
             log.info("job removed: %s", key)
         for key, spec in specs.items():
             old = self._specs.get(key)
             if old is not None and old.schedule == spec.schedule:
                 continue
             trigger = make_trigger(spec)
+            self._triggers[key] = trigger
             self._scheduler.add_job(
                 self._job,
                 trigger,
@@ -325,8 +329,7 @@ class Daemon:
         self._specs = dict(specs)
 
     def _trigger(self, key: str) -> BaseTrigger | None:
-        job = self._scheduler.get_job(key) if self._scheduler else None
-        return job.trigger if job is not None else None
+        return self._triggers.get(key)
 
     def _on_scheduler_event(self, event: SchedulerEvent) -> None:
         """Turn scheduler events into bookkeeping and skipped rows (runs on the loop)."""
@@ -408,7 +411,7 @@ class Daemon:
                     spec.probe,
                     client=self._client,
                     source="live",
-                    probe_site=self.config.warehouse.probe_site or socket.gethostname(),
+                    probe_site=self._site,
                     **self._probe_extras(spec.provider),
                 )
             entry.phase = "persisting"
@@ -433,7 +436,7 @@ class Daemon:
             self.budget.settle(reservation, used)
             self._inflight.discard(entry)
             self.metrics.in_flight.dec()
-            self._update_budget_metrics()
+            self._update_budget_metrics(spec.provider.name)
 
     def _probe_extras(self, provider: ProviderConfig) -> dict[str, Any]:
         if not self._with_estimator:
@@ -453,7 +456,7 @@ class Daemon:
             probe=q.name,
             task_family=q.task,
             source="live",
-            probe_site=self.config.warehouse.probe_site or socket.gethostname(),
+            probe_site=self._site,
             run_status=status,
             skip_reason=reason,
             vendor=p.vendor,
@@ -499,10 +502,10 @@ class Daemon:
         delivered = await deliver(self.config.alerts.webhooks, event, self._client)
         self.flusher.add_side_rows("alert_events", [event.as_row(delivered)], key="event_id")
 
-    def _update_budget_metrics(self) -> None:
-        for name, spend in self.budget.today_spend().items():
-            self.metrics.budget_cost.labels(name).set(spend.cost_usd)
-            self.metrics.budget_tokens.labels(name).set(spend.tokens)
+    def _update_budget_metrics(self, provider: str) -> None:
+        spend = self.budget.spent_by(provider)
+        self.metrics.budget_cost.labels(provider).set(spend.cost_usd)
+        self.metrics.budget_tokens.labels(provider).set(spend.tokens)
 
     # -- flushing ----------------------------------------------------------------------
     async def _flush_loop(self) -> None:

@@ -214,8 +214,11 @@ class Spool:
             error = exc
             log.error("spool write failed: %s", exc)
             self._rotate_after_failure()
+        by_loop: dict[asyncio.AbstractEventLoop, list[asyncio.Future[None]]] = {}
         for item in batch:
-            item.loop.call_soon_threadsafe(_settle, item.future, error)
+            by_loop.setdefault(item.loop, []).append(item.future)
+        for loop, futures in by_loop.items():  # one wake-up per batch, not per line
+            loop.call_soon_threadsafe(_settle, futures, error)
 
     def _rotate_after_failure(self) -> None:
         """Keep a possibly torn write at the tail of its segment by starting a new one."""
@@ -261,10 +264,11 @@ class Spool:
             yield from read_segment(segment.path)
 
 
-def _settle(future: asyncio.Future[None], error: BaseException | None) -> None:
-    if future.done():
-        return
-    if error is None:
-        future.set_result(None)
-    else:
-        future.set_exception(SpoolError(f"spool write failed: {error}"))
+def _settle(futures: list[asyncio.Future[None]], error: BaseException | None) -> None:
+    for future in futures:
+        if future.done():
+            continue
+        if error is None:
+            future.set_result(None)
+        else:
+            future.set_exception(SpoolError(f"spool write failed: {error}"))
