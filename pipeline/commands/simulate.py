@@ -54,10 +54,13 @@ def serve_command(
     if not 0 <= port <= 65535:
         fail(f"--port: expected 0..65535, got {port}", 2)
     sim = _scenario(scenario, time_scale=time_scale, quiet=quiet or None)
-    names = ", ".join(f"http://{HOST}:{port}/{p.name}/v1" for p in sim.providers)
-    typer.echo(f"simulating {sim.name}: {names}", err=True)
+
+    def ready(bound: int) -> None:
+        urls = ", ".join(f"http://{HOST}:{bound}/{p.name}/v1" for p in sim.providers)
+        typer.echo(f"simulating {sim.name} (Ctrl-C to stop): {urls}", err=True)
+
     try:
-        serve(sim, port)
+        serve(sim, port, on_ready=ready)
     except OSError as exc:
         fail(f"cannot listen on {HOST}:{port}: {exc.strerror}")
 

@@ -11,7 +11,7 @@ import dataclasses
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date
@@ -77,6 +77,13 @@ def _state(scenario: Scenario) -> SimState:
     return SimState(scenario=scenario, start=scenario.clock.start_at())
 
 
+def _bind(port: int) -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((HOST, port))
+    return sock
+
+
 def _server(state: SimState) -> uvicorn.Server:
     config = uvicorn.Config(
         create_app(state),
@@ -103,9 +110,7 @@ def running(
     """Serve ``scenario`` on 127.0.0.1:``port`` for the duration of the ``with`` block."""
     state = _state(configure(scenario, time_scale=time_scale, quiet=quiet, start=start))
     server = _server(state)
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((HOST, port))
+    sock = _bind(port)
     bound = sock.getsockname()[1]
     thread = threading.Thread(
         target=server.run, kwargs={"sockets": [sock]}, name=f"simulator:{bound}", daemon=True
@@ -124,9 +129,14 @@ def running(
         sock.close()
 
 
-def serve(scenario: Scenario, port: int) -> None:
-    """Serve in the foreground until interrupted (``nerfwatch simulate serve``)."""
-    state = _state(scenario)
-    server = _server(state)
-    server.config.port = port
-    server.run()
+def serve(scenario: Scenario, port: int, on_ready: Callable[[int], None] | None = None) -> None:
+    """Serve in the foreground until interrupted (``nerfwatch simulate serve``).
+
+    ``on_ready`` gets the bound port (useful with port 0) before serving starts."""
+    sock = _bind(port)
+    try:
+        if on_ready is not None:
+            on_ready(sock.getsockname()[1])
+        _server(_state(scenario)).run(sockets=[sock])
+    finally:
+        sock.close()
