@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 import numpy as np
 
 from probes.simulator import model
-from probes.simulator.answers import compose, family_of
+from probes.simulator.answers import Answer, compose, family_of
 from probes.simulator.faults import FAULTS, NO_FAULT
 from probes.simulator.scenario import ERROR_KINDS, LONG_CONTEXT_TOKENS, Provider, Scenario
 from probes.simulator.tokens import count_tokens, tokenize
@@ -137,16 +137,7 @@ def make_plan(
         rng=pyrng,
         force=spec.quality,
     )
-    think_tags = provider.reasoning == "think_tags" and spec.wire == "openai"
-    reasoning: list[str] = []
-    if think_tags:
-        reasoning = tokenize(f"<think>\n{answer.reasoning}\n</think>\n\n")
-    elif provider.reasoning != "none":
-        reasoning = tokenize(answer.reasoning)
-    tokens = reasoning + tokenize(answer.text)
-    finish = "stop"
-    if len(tokens) > spec.max_tokens:
-        tokens, finish = tokens[: max(spec.max_tokens, 1)], "length"
+    tokens, reasoning_count, think_tags, finish = _output(provider, spec, answer)
     scale = scenario.time_scale
     sigma = provider.itl_jitter
     mean_gap = 1.0 / tps
@@ -162,7 +153,7 @@ def make_plan(
         load=load,
         prompt_tokens=prompt_tokens,
         tokens=tokens,
-        reasoning_count=min(len(reasoning), len(tokens)),
+        reasoning_count=reasoning_count,
         think_tags=think_tags,
         finish=finish,
         ttft_s=ttft_ms / 1000.0 * scale,
@@ -175,6 +166,23 @@ def make_plan(
         rate_headers=limits[0],
         retry_after_s=limits[1],
     )
+
+
+def _output(
+    provider: Provider, spec: RequestSpec, answer: Answer
+) -> tuple[list[str], int, bool, str]:
+    """Output tokens (reasoning first), how many are reasoning, think-tag style, finish."""
+    think_tags = provider.reasoning == "think_tags" and spec.wire == "openai"
+    reasoning: list[str] = []
+    if think_tags:
+        reasoning = tokenize(f"<think>\n{answer.reasoning}\n</think>\n\n")
+    elif provider.reasoning != "none":
+        reasoning = tokenize(answer.reasoning)
+    tokens = reasoning + tokenize(answer.text)
+    finish = "stop"
+    if len(tokens) > spec.max_tokens:
+        tokens, finish = tokens[: max(spec.max_tokens, 1)], "length"
+    return tokens, min(len(reasoning), len(tokens)), think_tags, finish
 
 
 def _roll(probabilities: dict[str, np.ndarray], rng: np.random.Generator) -> str | None:
