@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import socket
 import subprocess
 import sys
@@ -37,7 +38,10 @@ from pipeline.config_types import (
     WarehouseConfig,
 )
 from pipeline.daemon import Daemon, DaemonStats, DaemonTuning
+from pipeline.daemon.flusher import Flusher
 from pipeline.daemon.logs import setup_logging
+from pipeline.daemon.spool import Spool
+from pipeline.warehouse import Warehouse
 from probes.ids import new_run_id
 from probes.result import ProbeResult
 
@@ -137,10 +141,10 @@ async def local_probe(provider: ProviderConfig, probe: ProbeConfig, **_: Any) ->
     )
 
 
-def report(stats: DaemonStats, seconds: float, jobs: int) -> None:
+def report(stats: DaemonStats, seconds: float, jobs: int, mode: str) -> None:
     lag = np.array(stats.start_lag_ms)
     flush = np.array(stats.flush_ms)
-    print(f"jobs={jobs} interval=1s run={seconds:.0f}s scheduled={stats.scheduled}")
+    print(f"jobs={jobs} interval=1s run={seconds:.0f}s scheduled={stats.scheduled} {mode}")
     print(f"rows: done={stats.done} skipped={dict(stats.skipped)} aborted={stats.aborted}")
     if lag.size:
         print(
@@ -157,15 +161,42 @@ def report(stats: DaemonStats, seconds: float, jobs: int) -> None:
     print(f"busy flushes={stats.busy_flushes} spool depth at exit={stats.spool_depth}")
 
 
+def quiet_flush_ms(tmp: Path, rows: int, flushes: int = 10) -> list[float]:
+    """Flush latency with nothing else running: the floor the daemon's figure sits on."""
+    warehouse = Warehouse(tmp / "quiet.duckdb", lock_wait_s=1.0)
+    warehouse.migrate()
+    spool = Spool(tmp / "quiet-spool")
+    spool.open()
+    flusher = Flusher(spool, warehouse)
+    out = []
+
+    async def fill() -> None:
+        probe = ProbeConfig("p", "arithmetic", 200, 1.0, None, ("x",))
+        provider = ProviderConfig("x", "openai", "http://127.0.0.1:9/x/v1", "m", None)
+        results = await asyncio.gather(*(local_probe(provider, probe) for _ in range(rows)))
+        await asyncio.gather(*(spool.append(r.to_json()) for r in results))
+
+    for _ in range(flushes):
+        asyncio.run(fill())
+        out.append(flusher.flush_once().seconds * 1000)
+    spool.close()
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=25.0)
     parser.add_argument("--jobs", type=int, default=1000)
     parser.add_argument("--local", action="store_true", help="in-process probe, no HTTP")
+    parser.add_argument(
+        "--probe-threads", type=int, default=2, help="worker event loops for probes (0 = none)"
+    )
     args = parser.parse_args()
     setup_logging("ERROR")
     logging.getLogger("apscheduler").setLevel(logging.CRITICAL)
-    tuning = DaemonTuning(install_signals=False, schedule_report=False)
+    tuning = DaemonTuning(
+        install_signals=False, schedule_report=False, probe_threads=args.probe_threads
+    )
     with tempfile.TemporaryDirectory() as tmp:
         if args.local:
             config = build_config(Path(tmp), "http://127.0.0.1:9", args.jobs)
@@ -175,7 +206,14 @@ def main() -> None:
             with simulator() as base:
                 config = build_config(Path(tmp), base, args.jobs)
                 stats = asyncio.run(Daemon(config, tuning=tuning).run(stop_after_s=args.seconds))
-    report(stats, args.seconds, len(config.providers) * len(config.probes))
+        quiet = quiet_flush_ms(Path(tmp), rows=1000)
+    mode = f"probe={'local' if args.local else 'simulator'} probe_threads={args.probe_threads}"
+    report(stats, args.seconds, len(config.providers) * len(config.probes), mode)
+    print(
+        f"flush ms, 1000 rows, daemon idle: p50={np.percentile(quiet, 50):.1f}"
+        f" max={max(quiet):.1f} (n={len(quiet)})"
+    )
+    print(f"load average during run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
 
 
 if __name__ == "__main__":

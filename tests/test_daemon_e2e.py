@@ -10,12 +10,14 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
+import threading
 from collections.abc import Awaitable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from pipeline.config_types import (
     BudgetConfig,
@@ -66,10 +68,12 @@ class CountingRunner:
     def __init__(self) -> None:
         self.active: dict[str, int] = {}
         self.peak: dict[str, int] = {}
+        self._lock = threading.Lock()  # probes may run on worker threads
 
     def _bump(self, key: str, delta: int) -> None:
-        self.active[key] = self.active.get(key, 0) + delta
-        self.peak[key] = max(self.peak.get(key, 0), self.active[key])
+        with self._lock:
+            self.active[key] = self.active.get(key, 0) + delta
+            self.peak[key] = max(self.peak.get(key, 0), self.active[key])
 
     async def __call__(
         self, provider: ProviderConfig, probe: ProbeConfig, **kwargs: Any
@@ -92,7 +96,10 @@ def _rows(config: Config) -> list[dict[str, Any]]:
     return list(frame.iter_rows(named=True))
 
 
-def test_fast_schedule_rows_caps_and_budget(tmp_path: Path, simulator: SimulatorHandle) -> None:
+@pytest.mark.parametrize("probe_threads", [0, 2])
+def test_fast_schedule_rows_caps_and_budget(
+    tmp_path: Path, simulator: SimulatorHandle, probe_threads: int
+) -> None:
     # Worst case of "long" is 16,064 tokens: sable may spend at most 3 of them (plus shorts).
     budget = BudgetConfig(per_provider={"sable": BudgetLimits(daily_tokens=60_000)})
     config = _sim_config(
@@ -104,7 +111,8 @@ def test_fast_schedule_rows_caps_and_budget(tmp_path: Path, simulator: Simulator
     runner = CountingRunner()
 
     async def main() -> DaemonStats:
-        daemon = Daemon(config, probe_fn=runner, tuning=QUIET)  # type: ignore[arg-type]
+        tuning = replace(QUIET, probe_threads=probe_threads)
+        daemon = Daemon(config, probe_fn=runner, tuning=tuning)  # type: ignore[arg-type]
         return await daemon.run(stop_after_s=5.0)
 
     stats = asyncio.run(main())

@@ -107,6 +107,7 @@ class FlushOutcome:
     seconds: float = 0.0
     busy: bool = False
     error: str | None = None
+    depth: int = 0  # rows left in the spool afterwards
 
 
 @dataclass(slots=True)
@@ -150,10 +151,12 @@ class Flusher:
                 self.consecutive_busy += 1
                 if self.consecutive_busy == 1 or self.consecutive_busy % 30 == 0:
                     log.warning("flush deferred, spool keeps the rows: %s", exc)
-                return FlushOutcome(busy=True, seconds=time.perf_counter() - started)
+                seconds = time.perf_counter() - started
+                return FlushOutcome(busy=True, seconds=seconds, depth=self.spool.depth())
             except WarehouseError as exc:
                 log.error("flush failed, spool keeps the rows: %s", exc)
-                return FlushOutcome(error=str(exc), seconds=time.perf_counter() - started)
+                seconds = time.perf_counter() - started
+                return FlushOutcome(error=str(exc), seconds=seconds, depth=self.spool.depth())
             if self.consecutive_busy:
                 log.info(
                     "warehouse available again after %d deferred flushes", self.consecutive_busy
@@ -164,6 +167,7 @@ class Flusher:
                 inserted=inserted,
                 segments=len(segments),
                 seconds=time.perf_counter() - started,
+                depth=self.spool.depth(),
             )
 
     def _move(self, segments: list[Segment]) -> tuple[int, int]:

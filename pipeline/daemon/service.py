@@ -50,6 +50,7 @@ from pipeline.daemon.flusher import Flusher, FlushOutcome
 from pipeline.daemon.metrics import Metrics
 from pipeline.daemon.schedule import JobSpec, job_specs, make_trigger, misfire_grace_s
 from pipeline.daemon.spool import Spool, SpoolError
+from pipeline.daemon.workers import ProbeWorkers
 from pipeline.warehouse import Warehouse, WarehouseError
 from probes.ids import new_run_id, run_id_at
 from probes.result import ProbeResult
@@ -89,6 +90,7 @@ class DaemonTuning:
     heartbeat_s: float = 30.0
     flush_backoff_max_s: float = 30.0
     install_signals: bool = True  # SIGTERM/SIGINT stop, SIGHUP reloads
+    probe_threads: int = 0  # >0: run probes on worker event loops (high probe rates)
     schedule_report: bool = True
 
 
@@ -190,6 +192,7 @@ class Daemon:
         self._caps: Caps | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._flush_task: asyncio.Future[None] | None = None
+        self._workers: ProbeWorkers | None = None
 
     # -- public ------------------------------------------------------------------------
     def stop(self, reason: str = "requested") -> None:
@@ -234,6 +237,8 @@ class Daemon:
         self._client = httpx.AsyncClient(
             limits=httpx.Limits(max_connections=None, max_keepalive_connections=64)
         )
+        if self.tuning.probe_threads > 0:
+            self._workers = ProbeWorkers(self.tuning.probe_threads)
         port = self.config.daemon.metrics_port
         if port is not None:
             self.stats.metrics_port = self.metrics.serve(port)
@@ -406,14 +411,7 @@ class Daemon:
                     await self._skip(spec, planned, "shutdown")
                     return
                 entry.phase = "probing"
-                result = await self.probe_fn(
-                    spec.provider,
-                    spec.probe,
-                    client=self._client,
-                    source="live",
-                    probe_site=self._site,
-                    **self._probe_extras(spec.provider),
-                )
+                result = await self._call_probe(spec)
             entry.phase = "persisting"
             used = result_usage(spec.provider, result)
             await self._persist(result)
@@ -437,6 +435,14 @@ class Daemon:
             self._inflight.discard(entry)
             self.metrics.in_flight.dec()
             self._update_budget_metrics(spec.provider.name)
+
+    async def _call_probe(self, spec: JobSpec) -> ProbeResult:
+        extras: dict[str, Any] = {"source": "live", "probe_site": self._site}
+        extras.update(self._probe_extras(spec.provider))
+        if self._workers is not None:
+            return await self._workers.run(self.probe_fn, spec.provider, spec.probe, **extras)
+        assert self._client is not None
+        return await self.probe_fn(spec.provider, spec.probe, client=self._client, **extras)
 
     def _probe_extras(self, provider: ProviderConfig) -> dict[str, Any]:
         if not self._with_estimator:
@@ -542,7 +548,7 @@ class Daemon:
             self.stats.flushed_rows += outcome.inserted
             self.stats.flush_ms.append(outcome.seconds * 1000)
             self.metrics.flush_seconds.observe(outcome.seconds)
-        self.metrics.spool_depth.set(self.spool.depth())
+        self.metrics.spool_depth.set(outcome.depth)
 
     def _record_event(self, kind: str, detail: str | None) -> None:
         row = {
@@ -682,6 +688,8 @@ class Daemon:
         self.stats.caps = self._caps.usage if self._caps else CapUsage()
         if self._client is not None:
             await self._client.aclose()
+        if self._workers is not None:
+            await asyncio.to_thread(self._workers.close)
         self.metrics.close()
         log.info(
             "daemon stopped (%s): %d done, %d skipped, %d aborted, spool depth %d",
