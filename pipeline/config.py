@@ -60,10 +60,14 @@ def load_config(path: str | Path, *, check_env: bool = True) -> Config:
 class SimulatedProvider(Protocol):
     """What ``default_config`` needs to know of each provider the simulator plays."""
 
-    name: str
-    format: str
-    model: str
-    vendor: str
+    @property
+    def name(self) -> str: ...
+    @property
+    def format(self) -> str: ...
+    @property
+    def model(self) -> str: ...
+    @property
+    def vendor(self) -> str: ...
 
 
 def default_config(

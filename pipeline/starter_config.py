@@ -27,14 +27,15 @@ spool_dir = "nerfwatch-data/spool"         # results wait here (fsync'd) until D
 #   max_context the model's context window in tokens (probes above it are refused)
 # ---------------------------------------------------------------------------------------
 
-# The bundled simulator: start it with  nerfwatch simulate serve --port 8765
+# The bundled simulator plays three fictional providers (nova, sable, kestrel); start it
+# with  nerfwatch simulate serve --port 8765  and remove this entry once real ones are in.
 [[providers]]
-name = "sim-alpha"
-vendor = "Simulated"
+name = "nova"
+vendor = "Nova Labs"
 format = "openai"
 preset = "simulator"
-base_url = "http://127.0.0.1:8765/sim-alpha/v1"
-model = "sim-alpha-1"
+base_url = "http://127.0.0.1:8765/nova/v1"
+model = "nova-chat"
 plan = "simulated"
 max_context = 200000
 price_input_per_mtok = 1.0
