@@ -124,10 +124,10 @@ class Warehouse:
         started = time.monotonic()
         while True:
             try:
+                con = duckdb.connect(str(self.path), read_only=read_only)
                 # no progress bar: it would write to the stdout of whoever called us
-                return duckdb.connect(
-                    str(self.path), read_only=read_only, config={"enable_progress_bar": False}
-                )
+                con.execute("SET enable_progress_bar = false")
+                return con
             except duckdb.Error as exc:
                 if not _is_lock_error(exc):
                     raise WarehouseError(f"cannot open warehouse {self.path}: {exc}") from exc
