@@ -17,7 +17,7 @@
    z-score deflated for lag-1 autocorrelation) with Bonferroni control at 1 %, plus a minimal
    effect of half a noise standard deviation; failing changes are removed one at a time
    (weakest first) and the rest re-tested, as merging changes the neighbours.
-5. **Variance changes** are searched the same way on ``log`` squared first differences
+5. **Variance changes** are searched (binary segmentation) on ``log`` squared first differences
    (a mean shift there is a log variance ratio), confirmed by a rank Brown-Forsythe test
    (Mann-Whitney on absolute deviations), kept only when no mean change is already nearby;
    each spread regime is then re-segmented for mean changes on its own noise scale.
@@ -45,7 +45,7 @@ _MIN_EFFECT_SD = 0.5  # smallest mean shift worth reporting, in noise standard d
 _WINSOR_K = 3.5
 _MAX_RHO = 0.9
 _GAUSS_MAD = 0.6744897501960817
-_PELT_MAX_N = 5000
+_PELT_MAX_N = 2000
 _MIN_SPREAD_RATIO = 1.6  # smallest change in spread worth reporting
 
 
@@ -299,7 +299,7 @@ def segment(x: FloatArray) -> Segmentation:
         new_var = max(sigma * sigma, sd * sd) * (1.0 + rho) / (1.0 - rho)
         converged = found == breaks
         breaks = found
-        if converged or new_var <= lr_var * 1.05:
+        if converged or new_var <= lr_var * 1.1:
             break
         lr_var = new_var
     kept, pvals = _confirm(xw, x, breaks, sigma, rho)
@@ -324,7 +324,7 @@ def _variance_breaks(x: FloatArray, mean_seg: Segmentation) -> list[int]:
     zw = _winsorize(z, zsd)
     min_size = max(_min_size(n), 10)
     penalty = _PENALTY_FACTOR * float(np.log(n)) * (np.pi**2 / 2.0) * 1.5
-    cands = [b + 1 for b in search_mean(zw, penalty, min_size)]
+    cands = [b + 1 for b in binseg_mean(zw, penalty, min_size)]
     edges_all = sorted({0, n, *mean_seg.breaks, *cands})
     out: list[int] = []
     for c in cands:

@@ -1,10 +1,71 @@
-"""Commands of this area (placeholder until implemented)."""
+"""The ``nerfwatch analyze`` command: run the analysis and record it under a new id."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
 import typer
+
+from pipeline.commands.common import CONFIG_OPTION, DB_OPTION, fail, warehouse_from
+from pipeline.durations import DurationError, parse_duration
+from pipeline.warehouse import WarehouseError
+
+__all__ = ["parse_since", "register"]
+
+SOURCES = ("live", "synthetic")
+
+
+def parse_since(text: str, now: datetime | None = None) -> datetime:
+    """A date (2026-05-01), an ISO timestamp (UTC if no zone) or a look-back ("90d")."""
+    try:
+        value = datetime.fromisoformat(text)
+    except ValueError:
+        try:
+            seconds = parse_duration(text)
+        except DurationError:
+            raise ValueError(
+                f'--since: expected a date, an ISO timestamp or a look-back such as "90d", '
+                f"got {text!r}"
+            ) from None
+        return (now or datetime.now(UTC)) - timedelta(seconds=seconds)
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+def analyze(
+    since: str | None = typer.Option(
+        None, "--since", help='Analyse data from this date/time or look-back ("90d"); default: all.'
+    ),
+    source: str | None = typer.Option(
+        None, "--source", help="Only rows from this source: live or synthetic (default: both)."
+    ),
+    seed: int = typer.Option(0, "--seed", help="Seed for bootstrap and permutation tests."),
+    config: Path | None = CONFIG_OPTION,
+    db: Path | None = DB_OPTION,
+) -> None:
+    """Find seasonality, change points, degradation phases, warning signs and release cycles."""
+    from pipeline.analysis.orchestrate import phase_changes_since, run_analysis
+
+    try:
+        start = parse_since(since) if since else None
+    except ValueError as exc:
+        fail(str(exc), 2)
+    if source is not None and source not in SOURCES:
+        fail(f"--source: expected one of {', '.join(SOURCES)}, got {source!r}", 2)
+    try:
+        warehouse = warehouse_from(config, db)
+        analysis_id = run_analysis(warehouse, since=start, source=source, seed=seed)
+        changes = phase_changes_since(warehouse, analysis_id)
+    except WarehouseError as exc:
+        fail(" ".join(str(exc).split()), 1)
+    typer.echo(f"analysis {analysis_id} done")
+    for ch in changes:
+        typer.echo(
+            f"phase change: {ch.provider}/{ch.model}: {ch.previous_stage or '-'} -> {ch.stage} "
+            f"since {ch.since:%Y-%m-%d %H:%M} UTC"
+        )
 
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to the ``nerfwatch`` app."""
-    del app
+    """Add ``analyze`` to the ``nerfwatch`` app."""
+    app.command("analyze")(analyze)

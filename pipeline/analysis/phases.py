@@ -1,0 +1,338 @@
+"""Degradation phases of one provider/model, mapped to the stages users describe.
+
+1. Change points of the key signals (deseasonalized log short-context TTFT, log long/short
+   penalty, daily error rate, daily accuracy) are found with ``changepoints.detect`` and merged
+   when closer than a day.
+2. The *baseline* is the best sustained state: among segments lasting >= 3 days, the one with
+   the lowest short-context TTFT.
+3. Each segment is compared with the baseline signal by signal (one-sided Mann-Whitney,
+   deflated for the baseline's lag-1 autocorrelation, for latency; Fisher exact for errors,
+   accuracy and sanity flags). A signal
+   *moved* when p < 0.01 and the effect passes a minimum worth reporting (latency +5 %,
+   long-context penalty +10 %, error rate x1.5 and +0.5 pt, accuracy -2 pt, flags x2).
+4. Label: degraded when a signal moved for the worse; recovering when still degraded but
+   clearly better than the segment before; stable otherwise. Stage: errors, accuracy or flags
+   moved -> major_degradation; long-context penalty moved -> long_context_issues; otherwise
+   subtle_degradation; recovering -> recovery.
+5. Adjacent segments with the same label and stage form one phase; severity is the relative
+   TTFT change against the baseline (long-context TTFT for long_context_issues) with a
+   block-bootstrap 95 % CI.
+
+A per-day probability of being degraded comes from a two-regime Markov switching model on
+daily log TTFT when there are >= 30 days and the regimes differ by >= 5 %; otherwise from
+the phases (share of the day's hours in a degraded or recovering phase).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import NDArray
+
+from pipeline.analysis.changepoints import detect
+from pipeline.analysis.effects import (
+    fisher_one_sided,
+    mann_whitney_one_sided,
+    relative_shift_ci,
+)
+
+__all__ = ["Phase", "ProviderSeries", "Segment", "daily_probability", "find_phases"]
+
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+
+_ALPHA = 0.01
+_MIN_BASELINE_HOURS = 72
+_MIN_LATENCY = 0.05
+_MIN_PENALTY = 0.10
+_MIN_ERROR_RATIO = 1.5
+_MIN_ERROR_DIFF = 0.005
+_MIN_ACCURACY_DROP = 0.02
+_MIN_FLAG_RATIO = 2.0
+_MERGE_HOURS = 24
+
+
+@dataclass(frozen=True)
+class ProviderSeries:
+    """Hourly signals of one provider/model on a complete hourly grid (NaN/0 = missing)."""
+
+    hours: NDArray[np.datetime64]
+    short: FloatArray  # deseasonalized log TTFT p50, short context
+    long: FloatArray | None = None  # deseasonalized log TTFT p50, long context
+    n: IntArray | None = None  # probes per hour (all outcomes)
+    n_errors: IntArray | None = None  # busy errors + timeouts
+    n_scored: IntArray | None = None
+    n_correct: IntArray | None = None
+    n_flagged: IntArray | None = None
+
+
+@dataclass(frozen=True)
+class Segment:
+    start: int
+    end: int  # exclusive, hour index
+    moved: dict[str, float] = field(default_factory=dict)  # signal -> effect
+    pvalues: dict[str, float] = field(default_factory=dict)
+    label: str = "stable"
+    stage: str = "stable"
+
+
+@dataclass(frozen=True)
+class Phase:
+    phase_no: int
+    label: str
+    stage: str
+    start: int
+    end: int  # exclusive hour index
+    severity: float
+    severity_lo: float
+    severity_hi: float
+    confidence: float
+    signals: list[str]
+
+
+def _daily_breaks(events: IntArray | None, totals: IntArray | None) -> list[int]:
+    """Change points of a daily rate, returned as hour indices (start of the day)."""
+    if events is None or totals is None or totals.sum() == 0:
+        return []
+    days = events.size // 24
+    if days < 6:
+        return []
+    ev = events[: days * 24].reshape(days, 24).sum(axis=1)
+    tot = totals[: days * 24].reshape(days, 24).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rate = np.where(tot > 0, ev / np.maximum(tot, 1), np.nan)
+    return [d * 24 for d in detect(rate)]
+
+
+def _merge(breaks: list[int], n: int) -> list[int]:
+    out: list[int] = []
+    for b in sorted(set(breaks)):
+        if 0 < b < n and (not out or b - out[-1] >= _MERGE_HOURS):
+            out.append(b)
+    return out
+
+
+def candidate_breaks(s: ProviderSeries) -> list[int]:
+    """Union of the change points of every key signal, in hour indices."""
+    breaks = list(detect(s.short))
+    if s.long is not None:
+        breaks += detect(s.long - s.short)
+    breaks += _daily_breaks(s.n_errors, s.n)
+    if s.n_scored is not None and s.n_correct is not None:
+        wrong = s.n_scored - s.n_correct
+        breaks += _daily_breaks(wrong, s.n_scored)
+    return _merge(breaks, s.short.size)
+
+
+def _sum(a: IntArray | None, lo: int, hi: int) -> int:
+    return int(a[lo:hi].sum()) if a is not None else 0
+
+
+def _lag1(x: FloatArray) -> float:
+    """Lag-1 autocorrelation of the finite, demedianed values (clipped to [0, 0.9])."""
+    v = x[np.isfinite(x)]
+    if v.size < 10:
+        return 0.5
+    d = v - np.median(v)
+    denom = float(d[:-1] @ d[:-1])
+    return float(np.clip((d[:-1] @ d[1:]) / denom, 0.0, 0.9)) if denom > 0 else 0.0
+
+
+def _compare(s: ProviderSeries, seg: tuple[int, int], base: tuple[int, int]) -> Segment:
+    """Which signals moved for the worse in ``seg`` relative to ``base``."""
+    (lo, hi), (blo, bhi) = seg, base
+    moved: dict[str, float] = {}
+    pvals: dict[str, float] = {}
+
+    def latency(name: str, series: FloatArray | None, minimum: float) -> None:
+        if series is None:
+            return
+        b, a = series[blo:bhi], series[lo:hi]
+        p = mann_whitney_one_sided(b, a, rho=_lag1(b))
+        fa, fb = a[np.isfinite(a)], b[np.isfinite(b)]
+        if fa.size < 6 or fb.size < 6 or not math.isfinite(p):
+            return
+        effect = math.expm1(float(np.median(fa) - np.median(fb)))
+        pvals[name] = p
+        if p < _ALPHA and effect >= minimum:
+            moved[name] = effect
+
+    latency("ttft_short", s.short, _MIN_LATENCY)
+    latency("ttft_long", s.long, _MIN_LATENCY)
+    if s.long is not None:
+        latency("long_context_penalty", s.long - s.short, _MIN_PENALTY)
+    _counts(s, seg, base, moved, pvals)
+    return Segment(lo, hi, moved, pvals)
+
+
+def _counts(
+    s: ProviderSeries,
+    seg: tuple[int, int],
+    base: tuple[int, int],
+    moved: dict[str, float],
+    pvals: dict[str, float],
+) -> None:
+    (lo, hi), (blo, bhi) = seg, base
+    n_a, n_b = _sum(s.n, lo, hi), _sum(s.n, blo, bhi)
+    e_a, e_b = _sum(s.n_errors, lo, hi), _sum(s.n_errors, blo, bhi)
+    if n_a and n_b and s.n_errors is not None:
+        p = fisher_one_sided(e_b, n_b, e_a, n_a)
+        ra, rb = e_a / n_a, e_b / n_b
+        pvals["error_rate"] = p
+        if p < _ALPHA and ra >= _MIN_ERROR_RATIO * rb and ra - rb >= _MIN_ERROR_DIFF:
+            moved["error_rate"] = ra / max(rb, 1e-12) - 1
+    sc_a, sc_b = _sum(s.n_scored, lo, hi), _sum(s.n_scored, blo, bhi)
+    if sc_a and sc_b and s.n_correct is not None:
+        w_a = sc_a - _sum(s.n_correct, lo, hi)
+        w_b = sc_b - _sum(s.n_correct, blo, bhi)
+        p = fisher_one_sided(w_b, sc_b, w_a, sc_a)
+        drop = w_a / sc_a - w_b / sc_b
+        pvals["accuracy"] = p
+        if p < _ALPHA and drop >= _MIN_ACCURACY_DROP:
+            moved["accuracy"] = -drop
+    if n_a and n_b and s.n_flagged is not None:
+        f_a, f_b = _sum(s.n_flagged, lo, hi), _sum(s.n_flagged, blo, bhi)
+        p = fisher_one_sided(f_b, n_b, f_a, n_a)
+        pvals["sanity_flags"] = p
+        if p < _ALPHA and f_a / n_a >= _MIN_FLAG_RATIO * max(f_b / n_b, 1e-12) and f_a >= 3:
+            moved["sanity_flags"] = (f_a / n_a) / max(f_b / n_b, 1e-12) - 1
+
+
+def _baseline(s: ProviderSeries, edges: list[int]) -> tuple[int, int]:
+    """The best sustained segment: lowest short TTFT among segments with >= 3 days of data."""
+    best: tuple[float, tuple[int, int]] | None = None
+    longest = (0, 0)
+    for lo, hi in itertools.pairwise(edges):
+        vals = s.short[lo:hi]
+        vals = vals[np.isfinite(vals)]
+        if hi - lo > longest[1] - longest[0]:
+            longest = (lo, hi)
+        if vals.size >= _MIN_BASELINE_HOURS:
+            level = float(np.median(vals))
+            if best is None or level < best[0]:
+                best = (level, (lo, hi))
+    return best[1] if best else longest
+
+
+def _label(segments: list[Segment], s: ProviderSeries) -> list[Segment]:
+    out: list[Segment] = []
+    for seg in segments:
+        label, stage = "stable", "stable"
+        if seg.moved:
+            label = "degraded"
+            if {"error_rate", "accuracy", "sanity_flags"} & seg.moved.keys():
+                stage = "major_degradation"
+            elif "long_context_penalty" in seg.moved:
+                stage = "long_context_issues"
+            else:
+                stage = "subtle_degradation"
+            prev = out[-1] if out else None
+            after_degraded = prev is not None and prev.label in ("degraded", "recovering")
+            if prev is not None and after_degraded and _clearly_better(s, prev, seg):
+                label, stage = "recovering", "recovery"
+        out.append(Segment(seg.start, seg.end, seg.moved, seg.pvalues, label, stage))
+    return out
+
+
+def _clearly_better(s: ProviderSeries, prev: Segment, seg: Segment) -> bool:
+    """Short TTFT clearly lower than in the previous (degraded) segment, errors not up."""
+    before = s.short[prev.start : prev.end]
+    p = mann_whitney_one_sided(s.short[seg.start : seg.end], before, _lag1(before))
+    errors_up = seg.moved.get("error_rate", 0.0) > prev.moved.get("error_rate", 0.0) * 1.5
+    return bool(math.isfinite(p) and p < _ALPHA and not errors_up)
+
+
+def find_phases(s: ProviderSeries, seed: int = 0) -> tuple[list[Phase], list[Segment]]:
+    """Phases (merged segments) and the raw labelled segments of one provider/model."""
+    n = s.short.size
+    if n == 0:
+        return [], []
+    edges = [0, *candidate_breaks(s), n]
+    base = _baseline(s, edges)
+    segments = [
+        _compare(s, (lo, hi), base) if (lo, hi) != base else Segment(lo, hi)
+        for lo, hi in itertools.pairwise(edges)
+    ]
+    labelled = _label(segments, s)
+    return _merge_phases(labelled, s, base, seed), labelled
+
+
+def _merge_phases(
+    segments: list[Segment], s: ProviderSeries, base: tuple[int, int], seed: int
+) -> list[Phase]:
+    groups: list[list[Segment]] = []
+    for seg in segments:
+        if groups and (groups[-1][-1].label, groups[-1][-1].stage) == (seg.label, seg.stage):
+            groups[-1].append(seg)
+        else:
+            groups.append([seg])
+    phases = []
+    for no, group in enumerate(groups, start=1):
+        lo, hi = group[0].start, group[-1].end
+        first = group[0]
+        use_long = first.stage == "long_context_issues" and s.long is not None
+        series = s.long if use_long and s.long is not None else s.short
+        sev, sev_lo, sev_hi = relative_shift_ci(
+            series[base[0] : base[1]], series[lo:hi], seed=seed + no
+        )
+        signals = sorted({k for g in group for k in g.moved})
+        pmin = min((g.pvalues.get(k, 1.0) for g in group for k in g.moved), default=float("nan"))
+        confidence = 1.0 - pmin if first.label != "stable" and math.isfinite(pmin) else 1.0
+        phases.append(
+            Phase(no, first.label, first.stage, lo, hi, sev, sev_lo, sev_hi, confidence, signals)
+        )
+    return phases
+
+
+def daily_probability(
+    s: ProviderSeries, phases: list[Phase], seed: int = 0
+) -> tuple[NDArray[np.datetime64], FloatArray, str]:
+    """(days, p_degraded, method) per UTC day covered by the series."""
+    days_idx = s.hours.astype("datetime64[D]")
+    days, inverse = np.unique(days_idx, return_inverse=True)
+    degraded_hour = np.zeros(s.short.size)
+    for ph in phases:
+        if ph.label != "stable":
+            degraded_hour[ph.start : ph.end] = 1.0
+    from_phases = np.bincount(inverse, weights=degraded_hour) / np.bincount(inverse)
+    daily = np.full(days.size, np.nan)
+    for d in range(days.size):
+        vals = s.short[inverse == d]
+        vals = vals[np.isfinite(vals)]
+        if vals.size:
+            daily[d] = float(np.median(vals))
+    markov = _markov(daily, seed)
+    if markov is None:
+        return days, from_phases, "phases"
+    return days, markov, "markov"
+
+
+def _markov(daily: FloatArray, seed: int) -> FloatArray | None:
+    """Smoothed probability of the high-TTFT regime, or None when no second regime shows."""
+    ok = np.isfinite(daily)
+    if ok.sum() < 30:
+        return None
+    from statsmodels.tsa.regime_switching.markov_regression import MarkovRegression
+
+    y = np.interp(np.arange(daily.size), np.flatnonzero(ok), daily[ok])
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = MarkovRegression(y, k_regimes=2, trend="c", switching_variance=True)
+            res = model.fit(search_reps=2, disp=False, rng=np.random.default_rng(seed))
+    except (np.linalg.LinAlgError, ValueError, RuntimeError, FloatingPointError):
+        # Known statsmodels quirks (SVD not converging, NaN likelihood): fall back to phases.
+        return None
+    params = np.asarray(res.params)
+    names = list(model.param_names)
+    means = [float(params[names.index(f"const[{i}]")]) for i in range(2)]
+    high = int(np.argmax(means))
+    if abs(means[1] - means[0]) < math.log1p(_MIN_LATENCY):
+        return None
+    probs = np.asarray(res.smoothed_marginal_probabilities)
+    p = probs[:, high] if probs.ndim == 2 else probs
+    return np.clip(np.asarray(p, dtype=np.float64), 0.0, 1.0)

@@ -1,0 +1,175 @@
+"""Release-cycle analysis: do degradation phases precede model releases?
+
+* Onsets: the start of each chain of non-stable phases (a degraded phase following a stable
+  one, or the first phase if the series starts degraded is *not* an onset: its start is
+  unknown).
+* Lead time per release: release date minus the latest onset in the 120 days before it.
+* Event study: daily TTFT from 120 days before to 60 after each release, relative to the
+  pre-period (days -120..-61) median.
+* Clustering test: the share of onsets falling within 90 days before a release, against
+  the same number of onsets placed at random dates (uniform over the observed span,
+  Monte Carlo). Assumes onsets would be independent under the null. Few onsets cannot give
+  a small p-value, which is reported as such.
+* Synchronization: for each pair of providers, the share of days both are degraded
+  (Jaccard), against circular shifts of one series.
+* Forecast of the next release while a degradation is ongoing: onset + lead times seen so
+  far (prediction interval from their spread). Conclusive only with >= 3 observed lead
+  times and a clustering p-value below 5 %; otherwise stated as inconclusive.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta, tzinfo
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy import stats
+
+__all__ = [
+    "Forecast",
+    "clustering_test",
+    "event_study",
+    "forecast_release",
+    "lead_times",
+    "onsets",
+    "synchronization_test",
+]
+
+MAX_LEAD_DAYS = 120
+POST_DAYS = 60
+CLUSTER_WINDOW_DAYS = 90
+
+
+@dataclass(frozen=True)
+class Forecast:
+    expected: date | None
+    lo: date | None
+    hi: date | None
+    conclusive: bool
+    basis: str
+
+
+def onsets(phases: list[tuple[str, datetime]]) -> list[datetime]:
+    """Starts of degradation chains from (label, start) pairs in time order."""
+    out = []
+    for i, (label, start) in enumerate(phases):
+        if label == "degraded" and i > 0 and phases[i - 1][0] == "stable":
+            out.append(start)
+    return out
+
+
+def lead_times(
+    onset_times: list[datetime], releases: list[date]
+) -> list[tuple[date, datetime | None, float | None]]:
+    """(release, onset, lead days) with the latest onset within 120 days before each release."""
+    out: list[tuple[date, datetime | None, float | None]] = []
+    for rel in sorted(releases):
+        rel_dt = datetime(rel.year, rel.month, rel.day, tzinfo=_tz(onset_times))
+        cands = [o for o in onset_times if timedelta(0) <= rel_dt - o <= timedelta(MAX_LEAD_DAYS)]
+        if cands:
+            onset = max(cands)
+            out.append((rel, onset, (rel_dt - onset).total_seconds() / 86400))
+        else:
+            out.append((rel, None, None))
+    return out
+
+
+def _tz(times: list[datetime]) -> tzinfo | None:
+    return times[0].tzinfo if times else None
+
+
+def event_study(
+    days: NDArray[np.datetime64], values: NDArray[np.float64], release: date
+) -> list[tuple[int, float, float]]:
+    """(day offset, value, value / pre-period median) for offsets -120..60 with data."""
+    rel = np.datetime64(release, "D")
+    offsets = (days.astype("datetime64[D]") - rel).astype(np.int64)
+    sel = (offsets >= -MAX_LEAD_DAYS) & (offsets <= POST_DAYS) & np.isfinite(values)
+    pre = values[(offsets >= -MAX_LEAD_DAYS) & (offsets < -60) & np.isfinite(values)]
+    if pre.size == 0:
+        pre = values[(offsets < 0) & np.isfinite(values)]
+    base = float(np.median(pre)) if pre.size else float("nan")
+    return [
+        (int(o), float(v), float(v / base) if base and math.isfinite(base) else float("nan"))
+        for o, v in zip(offsets[sel], values[sel], strict=True)
+    ]
+
+
+def _share_before(onset_days: NDArray[np.float64], release_days: NDArray[np.float64]) -> float:
+    if onset_days.size == 0:
+        return float("nan")
+    gap = release_days[None, :] - onset_days[:, None]
+    hit = ((gap >= 0) & (gap <= CLUSTER_WINDOW_DAYS)).any(axis=1)
+    return float(hit.mean())
+
+
+def clustering_test(
+    onset_times: list[datetime],
+    releases: list[date],
+    span: tuple[datetime, datetime],
+    reps: int = 2000,
+    seed: int = 0,
+) -> tuple[float, float, int]:
+    """(share of onsets within 90 days before a release, p-value, number of onsets)."""
+    if not onset_times or not releases:
+        return float("nan"), float("nan"), len(onset_times)
+    t0 = span[0]
+    length = max((span[1] - t0).total_seconds() / 86400, 1.0)
+    on = np.array([(o - t0).total_seconds() / 86400 for o in onset_times])
+    tz = t0.tzinfo
+    rel = np.array(
+        [
+            (datetime(r.year, r.month, r.day, tzinfo=tz) - t0).total_seconds() / 86400
+            for r in releases
+        ]
+    )
+    observed = _share_before(on, rel)
+    rng = np.random.default_rng(seed)
+    random_onsets = rng.uniform(0, length, size=(reps, on.size))
+    null = np.array([_share_before(r, rel) for r in random_onsets])
+    p = float((1 + np.sum(null >= observed - 1e-12)) / (reps + 1))
+    return observed, p, int(on.size)
+
+
+def synchronization_test(
+    a: NDArray[np.bool_], b: NDArray[np.bool_], reps: int = 1000, seed: int = 0
+) -> tuple[float, float]:
+    """(Jaccard of degraded days, p-value against circular shifts of ``b``)."""
+    union = int(np.sum(a | b))
+    if union == 0 or a.size < 14:
+        return float("nan"), float("nan")
+    observed = float(np.sum(a & b)) / union
+    rng = np.random.default_rng(seed)
+    shifts = rng.integers(1, a.size, size=reps)
+    null = np.empty(reps)
+    for r, s in enumerate(shifts):
+        rolled = np.roll(b, int(s))
+        null[r] = float(np.sum(a & rolled)) / max(int(np.sum(a | rolled)), 1)
+    return observed, float((1 + np.sum(null >= observed - 1e-12)) / (reps + 1))
+
+
+def forecast_release(onset: datetime, leads: list[float], cluster_p: float) -> Forecast:
+    """Next release window from an ongoing degradation's onset and lead times seen so far."""
+    m = len(leads)
+    if m == 0:
+        return Forecast(None, None, None, False, "no lead time observed yet: inconclusive")
+    mean = float(np.mean(leads))
+    expected = (onset + timedelta(days=mean)).date()
+    if m == 1:
+        lo, hi = expected - timedelta(days=30), expected + timedelta(days=30)
+        return Forecast(expected, lo, hi, False, f"one lead time ({mean:.0f} d): inconclusive")
+    sd = float(np.std(leads, ddof=1))
+    half = float(stats.t.ppf(0.9, m - 1)) * sd * math.sqrt(1 + 1 / m)
+    half = max(half, 7.0)
+    lo = (onset + timedelta(days=mean - half)).date()
+    hi = (onset + timedelta(days=mean + half)).date()
+    conclusive = m >= 3 and math.isfinite(cluster_p) and cluster_p < 0.05
+    basis = (
+        f"onset {onset.date()} + mean lead {mean:.0f} d (sd {sd:.0f} d, {m} releases), "
+        f"80 % prediction interval; clustering p={cluster_p:.3g}"
+    )
+    if not conclusive:
+        basis += ": inconclusive (needs >= 3 lead times and clustering p < 0.05)"
+    return Forecast(expected, lo, hi, conclusive, basis)

@@ -1,0 +1,244 @@
+"""The five warning signs from the field, each a recent window tested against a baseline.
+
+Recent window: the last 3 days of data; baseline: the 28 days before it. One-sided tests in
+the "worse" direction:
+
+* long_context_slower: hourly long/short TTFT ratio, Mann-Whitney (AR(1)-deflated), relative
+  shift of the median with a block-bootstrap CI; worth reporting from +10 %.
+* more_busy_errors: busy errors (rate_limited, overloaded, server_error) per attempt, Fisher
+  exact; rate ratio with a log-normal CI; worth reporting from x1.5.
+* dumber_answers: wrong answers among scored probes and sanity-flagged answers among all, two
+  Fisher exact tests combined by Bonferroni; effect = accuracy change (points).
+* reduced_rate_limits: advertised request limit (else token limit), Mann-Whitney on hourly
+  medians; worth reporting from -5 %. No headers means no test.
+* no_official_word: not a statistical test: fires when another sign fires and the incidents
+  table has nothing for the vendor overlapping the window.
+
+Benjamini-Hochberg controls the false discovery rate across every test of the run (q <= 5 %).
+Persistence: a firing sign is *persistent* when the same test on either of the two previous,
+non-overlapping windows had p < 5 % in the same direction (2 of 3 consecutive windows).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+
+import numpy as np
+import polars as pl
+
+from pipeline.analysis.effects import (
+    benjamini_hochberg,
+    fisher_one_sided,
+    mann_whitney_one_sided,
+    rate_ratio_ci,
+    relative_shift_ci,
+)
+from pipeline.analysis.series import time_span
+
+__all__ = ["SIGNS", "SignResult", "warning_signs"]
+
+SIGNS = (
+    "long_context_slower",
+    "more_busy_errors",
+    "dumber_answers",
+    "reduced_rate_limits",
+    "no_official_word",
+)
+RECENT = timedelta(days=3)
+BASELINE = timedelta(days=28)
+_Q = 0.05
+_MIN = {
+    "long_context_slower": 0.10,
+    "more_busy_errors": 0.5,
+    "dumber_answers": 0.02,
+    "reduced_rate_limits": 0.05,
+}
+
+
+@dataclass(frozen=True)
+class SignResult:
+    provider: str
+    model: str
+    sign: str
+    window_start: datetime
+    window_end: datetime
+    baseline_start: datetime
+    baseline_end: datetime
+    effect: float
+    effect_lo: float
+    effect_hi: float
+    pvalue: float
+    test: str
+    detail: str
+    worse: bool  # effect in the bad direction and large enough to report
+    qvalue: float = float("nan")
+    fires: bool = False
+    persistent: bool | None = None
+
+
+def _window(frame: pl.DataFrame, lo: datetime, hi: datetime) -> pl.DataFrame:
+    return frame.filter((pl.col("hour") >= lo) & (pl.col("hour") < hi))
+
+
+def _lag1(x: np.ndarray) -> float:
+    if x.size < 10:
+        return 0.0
+    d = x - np.median(x)
+    denom = float(d[:-1] @ d[:-1])
+    return float(np.clip((d[:-1] @ d[1:]) / denom, 0.0, 0.9)) if denom > 0 else 0.0
+
+
+def _tests(
+    hourly: pl.DataFrame, penalty: pl.DataFrame, end: datetime
+) -> dict[str, tuple[float, float, float, float, str, str, bool]]:
+    """sign -> (effect, lo, hi, p, test, detail, worse) for one provider/model, one window."""
+    ws, bs = end - RECENT, end - RECENT - BASELINE
+    out: dict[str, tuple[float, float, float, float, str, str, bool]] = {}
+    pen_b = _window(penalty, bs, ws)["penalty"].drop_nulls().to_numpy()
+    pen_a = _window(penalty, ws, end)["penalty"].drop_nulls().to_numpy()
+    if pen_a.size >= 6 and pen_b.size >= 6:
+        lb, la = np.log(pen_b), np.log(pen_a)
+        eff, lo, hi = relative_shift_ci(lb, la)
+        p = mann_whitney_one_sided(lb, la, _lag1(lb))
+        out["long_context_slower"] = (
+            eff, lo, hi, p, "mann-whitney (AR(1)-deflated)",
+            f"long/short TTFT ratio {math.exp(np.median(lb)):.2f} -> {math.exp(np.median(la)):.2f}",
+            eff >= _MIN["long_context_slower"],
+        )  # fmt: skip
+    base, rec = _window(hourly, bs, ws), _window(hourly, ws, end)
+    n_b, n_a = int(base["n"].sum()), int(rec["n"].sum())
+    if n_a and n_b:
+        e_b, e_a = int(base["n_busy"].sum()), int(rec["n_busy"].sum())
+        eff, lo, hi = rate_ratio_ci(e_b, n_b, e_a, n_a)
+        out["more_busy_errors"] = (
+            eff, lo, hi, fisher_one_sided(e_b, n_b, e_a, n_a), "fisher exact",
+            f"busy errors {e_b}/{n_b} -> {e_a}/{n_a}", eff >= _MIN["more_busy_errors"],
+        )  # fmt: skip
+        out["dumber_answers"] = _dumber(base, rec, n_b, n_a)
+    limits = _limits(base, rec)
+    if limits is not None:
+        out["reduced_rate_limits"] = limits
+    return out
+
+
+def _dumber(
+    base: pl.DataFrame, rec: pl.DataFrame, n_b: int, n_a: int
+) -> tuple[float, float, float, float, str, str, bool]:
+    sc_b, sc_a = int(base["n_scored"].sum()), int(rec["n_scored"].sum())
+    w_b = sc_b - int(base["n_correct"].sum())
+    w_a = sc_a - int(rec["n_correct"].sum())
+    f_b, f_a = int(base["n_flagged"].sum()), int(rec["n_flagged"].sum())
+    p_acc = fisher_one_sided(w_b, sc_b, w_a, sc_a) if sc_a and sc_b else float("nan")
+    p_flag = fisher_one_sided(f_b, n_b, f_a, n_a)
+    ps = [p for p in (p_acc, p_flag) if math.isfinite(p)]
+    p = min(1.0, len(ps) * min(ps)) if ps else float("nan")
+    if sc_a and sc_b:
+        acc_b, acc_a = 1 - w_b / sc_b, 1 - w_a / sc_a
+        diff = acc_a - acc_b
+        se = math.sqrt(acc_a * (1 - acc_a) / sc_a + acc_b * (1 - acc_b) / sc_b)
+        lo, hi = diff - 1.96 * se, diff + 1.96 * se
+    else:
+        acc_b = acc_a = diff = lo = hi = float("nan")
+    flags_up = f_a / n_a > 2 * f_b / n_b and f_a >= 3
+    worse = (math.isfinite(diff) and -diff >= _MIN["dumber_answers"]) or flags_up
+    detail = (
+        f"accuracy {acc_b:.3f} -> {acc_a:.3f} (p={p_acc:.3g}); "
+        f"sanity flags {f_b}/{n_b} -> {f_a}/{n_a} (p={p_flag:.3g})"
+    )
+    return diff, lo, hi, p, "fisher exact x2 (accuracy, sanity flags), Bonferroni", detail, worse
+
+
+def _limits(
+    base: pl.DataFrame, rec: pl.DataFrame
+) -> tuple[float, float, float, float, str, str, bool] | None:
+    for col in ("requests_limit", "tokens_limit"):
+        b = base[col].drop_nulls().to_numpy().astype(float)
+        a = rec[col].drop_nulls().to_numpy().astype(float)
+        if a.size >= 3 and b.size >= 3 and np.median(b) > 0:
+            lb, la = np.log(b), np.log(a)
+            eff, lo, hi = relative_shift_ci(lb, la)
+            p = mann_whitney_one_sided(la, lb, 0.0)  # 'baseline larger' = limits went down
+            detail = f"{col} median {np.median(b):.0f} -> {np.median(a):.0f}"
+            return eff, lo, hi, p, "mann-whitney", detail, eff <= -_MIN["reduced_rate_limits"]
+    return None
+
+
+def warning_signs(
+    hourly: pl.DataFrame,
+    penalty: pl.DataFrame,
+    incidents: pl.DataFrame,
+    vendors: dict[tuple[str, str], str | None],
+    end: datetime | None = None,
+) -> list[SignResult]:
+    """All five signs for every (provider, model) in ``hourly`` (aggregated over contexts)."""
+    if hourly.height == 0:
+        return []
+    end = end or (time_span(hourly["hour"])[1] + timedelta(hours=1))
+    results: list[SignResult] = []
+    history: dict[tuple[str, str, str], list[tuple[float, bool]]] = {}
+    for (provider, model), part in hourly.group_by(["provider", "model"], maintain_order=True):
+        pen = penalty.filter((pl.col("provider") == provider) & (pl.col("model") == model))
+        for k in range(3):
+            at = end - k * RECENT
+            for sign, vals in _tests(part, pen, at).items():
+                key = (str(provider), str(model), sign)
+                history.setdefault(key, []).append((vals[3], vals[6]))
+                if k == 0:
+                    eff, lo, hi, p, test, detail, worse = vals
+                    results.append(
+                        SignResult(
+                            str(provider), str(model), sign, at - RECENT, at,
+                            at - RECENT - BASELINE, at - RECENT, eff, lo, hi, p, test,
+                            detail, worse,
+                        )
+                    )  # fmt: skip
+    qs = benjamini_hochberg([r.pvalue for r in results])
+    final: list[SignResult] = []
+    for r, q in zip(results, qs, strict=True):
+        fires = bool(math.isfinite(q) and q <= _Q and r.worse)
+        past = history[(r.provider, r.model, r.sign)][1:]
+        persistent = fires and any(math.isfinite(p) and p < 0.05 and w for p, w in past)
+        final.append(replace(r, qvalue=q, fires=fires, persistent=persistent))
+    final += _no_official_word(final, incidents, vendors, end)
+    return final
+
+
+def _no_official_word(
+    results: list[SignResult],
+    incidents: pl.DataFrame,
+    vendors: dict[tuple[str, str], str | None],
+    end: datetime,
+) -> list[SignResult]:
+    out = []
+    for provider, model in sorted({(r.provider, r.model) for r in results}):
+        firing = [r.sign for r in results if (r.provider, r.model) == (provider, model) and r.fires]
+        vendor = vendors.get((provider, model))
+        ws = end - RECENT
+        covered = 0
+        if vendor and incidents.height:
+            inc = incidents.filter(pl.col("vendor") == vendor)
+            start_day, end_day = ws.date(), end.date()
+            inc = inc.filter(
+                (pl.col("start_date") <= end_day)
+                & (pl.col("end_date").is_null() | (pl.col("end_date") >= start_day))
+            )
+            covered = inc.height
+        fires = bool(firing) and covered == 0
+        detail = (
+            f"signs firing: {', '.join(firing) or 'none'}; "
+            f"incidents recorded for {vendor or 'unknown vendor'} in the window: {covered}"
+        )
+        out.append(
+            SignResult(
+                provider, model, "no_official_word", ws, end, ws - BASELINE, ws,
+                float(covered), float("nan"), float("nan"), float("nan"),
+                "incidents table lookup", detail, fires, float("nan"), fires,
+                None if not fires else all(
+                    r.persistent for r in results
+                    if (r.provider, r.model) == (provider, model) and r.fires
+                ),
+            )
+        )  # fmt: skip
+    return out

@@ -1,0 +1,200 @@
+"""Phases, warning signs, release cycles and vendor incidents on constructed data."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, timedelta
+
+import numpy as np
+import polars as pl
+import pytest
+
+from pipeline.analysis import release_cycles as rc
+from pipeline.analysis.incidents import vendor_incidents
+from pipeline.analysis.phases import ProviderSeries, daily_probability, find_phases
+from pipeline.analysis.warning_signs import warning_signs
+
+DAYS = 120
+START = np.datetime64("2026-01-05T00", "h")
+
+
+def _series(
+    rng: np.random.Generator,
+    short_mult: float = 1.0,
+    long_mult: float = 1.0,
+    err_mult: float = 1.0,
+    acc_drop: float = 0.0,
+    window: tuple[int, int] = (50, 80),
+) -> ProviderSeries:
+    n = DAYS * 24
+    t = np.arange(n)
+    inside = (t >= window[0] * 24) & (t < window[1] * 24)
+    short = np.log(400) + rng.normal(0, 0.08, n) + inside * np.log(short_mult)
+    long = short + np.log(4) + rng.normal(0, 0.08, n) + inside * np.log(long_mult / short_mult)
+    per_hour = np.full(n, 24)
+    errors = rng.binomial(per_hour, np.where(inside, 0.01 * err_mult, 0.01))
+    scored = per_hour - errors
+    correct = rng.binomial(scored, np.where(inside, 0.95 - acc_drop, 0.95))
+    return ProviderSeries(
+        hours=START + t, short=short, long=long, n=per_hour, n_errors=errors,
+        n_scored=scored, n_correct=correct, n_flagged=np.zeros(n, dtype=np.int64),
+    )  # fmt: skip
+
+
+def _labels(phases: list) -> list[tuple[str, str]]:
+    return [(p.label, p.stage) for p in phases]
+
+
+def test_latency_step_gives_subtle_degradation_with_severity_ci() -> None:
+    s = _series(np.random.default_rng(1), short_mult=1.3, long_mult=1.3)
+    phases, _ = find_phases(s)
+    assert _labels(phases) == [
+        ("stable", "stable"),
+        ("degraded", "subtle_degradation"),
+        ("stable", "stable"),
+    ]
+    deg = phases[1]
+    assert abs(deg.start - 50 * 24) <= 24 and abs(deg.end - 80 * 24) <= 24
+    assert deg.severity_lo < 0.3 < deg.severity_hi
+    assert "ttft_short" in deg.signals
+
+
+def test_long_context_only_is_long_context_issues() -> None:
+    s = _series(np.random.default_rng(2), short_mult=1.0, long_mult=1.8)
+    phases, _ = find_phases(s)
+    assert ("degraded", "long_context_issues") in _labels(phases)
+    deg = next(p for p in phases if p.label == "degraded")
+    assert "long_context_penalty" in deg.signals and "ttft_short" not in deg.signals
+
+
+def test_errors_and_accuracy_make_it_major() -> None:
+    s = _series(np.random.default_rng(3), short_mult=1.5, long_mult=1.5, err_mult=5, acc_drop=0.1)
+    phases, _ = find_phases(s)
+    deg = next(p for p in phases if p.label == "degraded")
+    assert deg.stage == "major_degradation"
+    assert {"error_rate", "accuracy"} <= set(deg.signals)
+
+
+def test_stable_series_has_one_stable_phase() -> None:
+    s = _series(np.random.default_rng(4))
+    phases, _ = find_phases(s)
+    assert _labels(phases) == [("stable", "stable")]
+    days, p, _method = daily_probability(s, phases)
+    assert days.size == DAYS and float(np.max(p)) < 0.5
+
+
+def test_recovery_between_major_and_stable() -> None:
+    rng = np.random.default_rng(5)
+    s = _series(rng, short_mult=1.6, long_mult=1.6, window=(40, 70))
+    short = s.short.copy()
+    t = np.arange(short.size)
+    short[(t >= 70 * 24) & (t < 85 * 24)] += np.log(1.2)
+    s2 = ProviderSeries(
+        s.hours, short, s.long, s.n, s.n_errors, s.n_scored, s.n_correct, s.n_flagged
+    )
+    labels = _labels(find_phases(s2)[0])
+    assert ("recovering", "recovery") in labels
+    assert labels[-1] == ("stable", "stable")
+
+
+def test_markov_probability_marks_degraded_days() -> None:
+    s = _series(np.random.default_rng(6), short_mult=1.5, long_mult=1.5)
+    phases, _ = find_phases(s)
+    _days, p, method = daily_probability(s, phases)
+    assert method in ("markov", "phases")
+    assert np.mean(p[55:75]) > 0.8 and np.mean(p[:45]) < 0.2
+
+
+def _hourly(busy_recent: float, limit_recent: float = 250.0) -> pl.DataFrame:
+    rng = np.random.default_rng(7)
+    hours = [datetime(2026, 1, 1, tzinfo=UTC) + timedelta(hours=h) for h in range(24 * 40)]
+    recent = np.arange(len(hours)) >= 24 * 37
+    n = np.full(len(hours), 24)
+    busy = rng.binomial(n, np.where(recent, busy_recent, 0.01))
+    frame = pl.DataFrame({
+        "provider": "p", "model": "m", "context_class": "short", "hour": hours, "vendor": "V",
+        "n": n, "n_busy": busy, "n_scored": n - busy, "n_correct": n - busy,
+        "n_flagged": np.zeros(len(hours), dtype=np.int64),
+        "requests_limit": np.where(recent, limit_recent, 500.0), "tokens_limit": None,
+    })  # fmt: skip
+    return frame.with_columns(pl.col("hour").cast(pl.Datetime("us", "UTC")))
+
+
+def _signs(hourly: pl.DataFrame, incidents: pl.DataFrame) -> dict[str, object]:
+    penalty = pl.DataFrame(
+        schema={"provider": pl.Utf8, "model": pl.Utf8, "hour": pl.Datetime("us", "UTC"),
+                "penalty": pl.Float64}
+    )  # fmt: skip
+    res = warning_signs(hourly, penalty, incidents, {("p", "m"): "V"})
+    return {r.sign: r for r in res}
+
+
+def test_warning_signs_fire_on_errors_and_limits_and_no_official_word() -> None:
+    empty = pl.DataFrame(schema={"vendor": pl.Utf8, "start_date": pl.Date, "end_date": pl.Date})
+    signs = _signs(_hourly(0.05), empty)
+    assert signs["more_busy_errors"].fires and signs["more_busy_errors"].qvalue < 0.05
+    assert signs["reduced_rate_limits"].fires
+    assert signs["reduced_rate_limits"].effect == pytest.approx(-0.5, abs=0.01)
+    assert not signs["dumber_answers"].fires
+    assert signs["no_official_word"].fires
+    incidents = pl.DataFrame(
+        {"vendor": ["V"], "start_date": [date(2026, 2, 8)], "end_date": [None]},
+        schema={"vendor": pl.Utf8, "start_date": pl.Date, "end_date": pl.Date},
+    )
+    assert not _signs(_hourly(0.05), incidents)["no_official_word"].fires
+
+
+def test_warning_signs_quiet_when_nothing_changes() -> None:
+    empty = pl.DataFrame(schema={"vendor": pl.Utf8, "start_date": pl.Date, "end_date": pl.Date})
+    signs = _signs(_hourly(0.01, limit_recent=500.0), empty)
+    assert not any(r.fires for r in signs.values())
+
+
+def test_onsets_and_lead_times() -> None:
+    t = [datetime(2026, m, 1, tzinfo=UTC) for m in (1, 3, 5, 6)]
+    phases = [("stable", t[0]), ("degraded", t[1]), ("recovering", t[2]), ("stable", t[3])]
+    onsets = rc.onsets(phases)
+    assert onsets == [t[1]]
+    leads = rc.lead_times(onsets, [date(2026, 4, 30), date(2026, 12, 1)])
+    assert leads[0][2] == pytest.approx(60.0) and leads[1][1] is None
+
+
+def test_clustering_test_detects_onsets_before_releases() -> None:
+    span = (datetime(2024, 1, 1, tzinfo=UTC), datetime(2026, 1, 1, tzinfo=UTC))
+    releases = [date(2024, 4, 1) + timedelta(days=180 * k) for k in range(4)]
+    onsets = [datetime(r.year, r.month, r.day, tzinfo=UTC) - timedelta(days=60) for r in releases]
+    share, p, n = rc.clustering_test(onsets, releases, span)
+    assert share == 1.0 and n == 4 and p < 0.1
+    _, p_one, _ = rc.clustering_test(onsets[:1], releases[:1], span)
+    assert p_one > 0.05
+
+
+def test_forecast_is_inconclusive_with_weak_evidence() -> None:
+    onset = datetime(2026, 3, 1, tzinfo=UTC)
+    weak = rc.forecast_release(onset, [60.0], float("nan"))
+    assert not weak.conclusive and "inconclusive" in weak.basis
+    strong = rc.forecast_release(onset, [58.0, 60.0, 63.0], 0.01)
+    assert strong.conclusive and strong.lo is not None and strong.hi is not None
+    assert strong.lo <= date(2026, 4, 30) <= strong.hi
+
+
+def test_event_study_relative_to_pre_period() -> None:
+    days = np.arange(np.datetime64("2026-01-01"), np.datetime64("2026-09-01"))
+    values = np.full(days.size, 400.0)
+    release = date(2026, 6, 1)
+    offsets = (days - np.datetime64(release)).astype(int)
+    values[(offsets >= -60) & (offsets < 0)] = 520.0
+    rows = {o: r for o, _, r in rc.event_study(days, values, release)}
+    assert rows[-100] == pytest.approx(1.0) and rows[-30] == pytest.approx(1.3)
+    assert min(rows) == -120 and max(rows) == 60
+
+
+def test_synchronization_and_vendor_incidents() -> None:
+    a = np.zeros(100, dtype=bool)
+    a[30:50] = True
+    jac, p = rc.synchronization_test(a, a.copy())
+    assert jac == 1.0 and p < 0.05
+    d0 = date(2026, 2, 1)
+    days = {d0 + timedelta(days=k) for k in range(5)}
+    inc = vendor_incidents({"V": {"x": days, "y": {d0 + timedelta(days=3)}}, "W": {"z": days}})
+    assert len(inc) == 1 and inc[0].vendor == "V"
+    assert inc[0].start == d0 + timedelta(days=3) and inc[0].members == ["x", "y"]

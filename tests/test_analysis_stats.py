@@ -1,0 +1,128 @@
+"""Seasonality, online CUSUM and effect helpers on constructed data with known answers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pipeline.analysis.effects import (
+    benjamini_hochberg,
+    fisher_one_sided,
+    mann_whitney_one_sided,
+    rate_ratio_ci,
+    relative_shift_ci,
+)
+from pipeline.analysis.online import arl0, cusum_threshold, online_alarms
+from pipeline.analysis.seasonality import decompose, hour_of_week
+
+MONDAY = np.datetime64("2026-01-05T00", "h")
+
+
+def _hours(n: int) -> np.ndarray:
+    return MONDAY + np.arange(n)
+
+
+def _rhythm(n: int, amp: float, rng: np.random.Generator, noise: float = 0.05) -> np.ndarray:
+    t = np.arange(n)
+    hod, dow = t % 24, (t // 24) % 7
+    return 6 + amp * np.sin(2 * np.pi * (hod - 9) / 24) + 0.1 * (dow < 5) + rng.normal(0, noise, n)
+
+
+def test_hour_of_week_starts_monday_midnight_utc() -> None:
+    hours = np.array(["2026-01-05T00", "2026-01-05T13", "2026-01-11T23"], dtype="datetime64[h]")
+    assert hour_of_week(hours).tolist() == [0, 13, 167]
+
+
+def test_mstl_with_three_weeks_finds_the_rhythm_and_removes_it() -> None:
+    rng = np.random.default_rng(1)
+    n = 24 * 28
+    y = _rhythm(n, 0.3, rng)
+    s = decompose(_hours(n), y)
+    assert s.method == "mstl" and s.significant
+    assert 14 in s.peak_hours or 15 in s.peak_hours
+    assert s.peak_to_trough == pytest.approx(np.exp(0.6 + 0.1), rel=0.25)
+    assert np.nanstd(s.adjusted) < 0.5 * np.std(y)
+
+
+def test_method_depends_on_data_length() -> None:
+    rng = np.random.default_rng(2)
+    assert decompose(_hours(24 * 7), _rhythm(24 * 7, 0.3, rng)).method == "stl"
+    assert decompose(_hours(48), _rhythm(48, 0.3, rng)).method == "none"
+
+
+def test_no_rhythm_leaves_series_unchanged() -> None:
+    rng = np.random.default_rng(3)
+    y = 6 + rng.normal(0, 0.1, 24 * 30)
+    s = decompose(_hours(y.size), y)
+    assert not s.significant
+    assert np.array_equal(s.adjusted, y)
+
+
+def test_gaps_stay_missing_after_adjustment() -> None:
+    rng = np.random.default_rng(4)
+    y = _rhythm(24 * 30, 0.3, rng)
+    y[100:130] = np.nan
+    s = decompose(_hours(y.size), y)
+    assert np.isnan(s.adjusted[100:130]).all()
+    assert np.isfinite(s.adjusted[:100]).all()
+
+
+def test_step_survives_deseasonalisation() -> None:
+    rng = np.random.default_rng(5)
+    y = _rhythm(24 * 42, 0.3, rng)
+    y[24 * 30 :] += np.log(1.3)
+    s = decompose(_hours(y.size), y)
+    adj = s.adjusted
+    shift = np.median(adj[24 * 30 :]) - np.median(adj[: 24 * 30])
+    assert shift == pytest.approx(np.log(1.3), abs=0.05)
+
+
+def test_siegmund_arl_matches_the_textbook_value() -> None:
+    # Montgomery, Statistical Quality Control: k = 0.5, h = 4 gives ARL0 ~ 336.
+    assert arl0(4.0, 0.5) == pytest.approx(336, rel=0.02)
+    assert cusum_threshold(336, 0.5) == pytest.approx(4.0, abs=0.02)
+
+
+def test_cusum_false_alarm_rate_is_calibrated() -> None:
+    rng = np.random.default_rng(6)
+    target = 500
+    x = rng.normal(size=200_000)
+    alarms = online_alarms(x, baseline_n=500, target_arl0=target)
+    mean_gap = x.size / max(len(alarms), 1)
+    assert 0.5 * target < mean_gap < 3 * target
+
+
+def test_cusum_detects_a_shift_quickly() -> None:
+    rng = np.random.default_rng(7)
+    x = np.concatenate([rng.normal(size=1000), rng.normal(2.0, 1.0, 500)])
+    alarms = online_alarms(x, baseline_n=500, target_arl0=100_000)
+    first = [a for a in alarms if a.index >= 1000]
+    assert first and first[0].index - 1000 < 24 and first[0].direction == 1
+    assert abs(first[0].start - 1000) <= 5
+    assert not [a for a in alarms if a.index < 1000]
+
+
+def test_benjamini_hochberg_known_values() -> None:
+    q = benjamini_hochberg([0.01, 0.04, 0.03, float("nan"), 0.5])
+    assert q[0] == pytest.approx(0.04)
+    assert q[1] == pytest.approx(0.04 * 4 / 3)
+    assert q[2] == pytest.approx(0.04 * 4 / 3)
+    assert np.isnan(q[3]) and q[4] == pytest.approx(0.5)
+
+
+def test_exact_and_rank_tests_point_the_right_way() -> None:
+    assert fisher_one_sided(10, 1000, 40, 1000) < 1e-4
+    assert fisher_one_sided(40, 1000, 10, 1000) > 0.99
+    eff, lo, hi = rate_ratio_ci(10, 1000, 40, 1000)
+    assert lo < 3.0 < hi and eff == pytest.approx(40.5 / 10.5 - 1, rel=1e-6)
+    rng = np.random.default_rng(8)
+    a, b = rng.normal(0, 1, 200), rng.normal(0.5, 1, 200)
+    assert mann_whitney_one_sided(a, b) < 0.01 < mann_whitney_one_sided(b, a)
+
+
+def test_relative_shift_ci_covers_the_planted_change() -> None:
+    rng = np.random.default_rng(9)
+    before = rng.normal(np.log(500), 0.1, 600)
+    after = rng.normal(np.log(650), 0.1, 600)
+    eff, lo, hi = relative_shift_ci(before, after)
+    assert lo < 0.3 < hi and eff == pytest.approx(0.3, abs=0.03)
