@@ -93,7 +93,8 @@ def _analysis_info(data: ReportData) -> AnalysisInfo | None:
     run = data.analysis_run
     if run is None:
         return None
-    window = f"{fmt.day(run['since'])} to {fmt.day(run['until'])}"
+    since = f"{fmt.day(run['since'])} to " if run["since"] else "all data up to "
+    window = f"{since}{fmt.day(run['until'])}"
     return AnalysisInfo(str(run["analysis_id"]), fmt.stamp(run["finished_at"]), window)
 
 

@@ -204,7 +204,10 @@ def cycle_chart(
                 ax.axvline(row["release_date"], color=INK, lw=0.8, ls=(0, (2, 2)))
             for row in forecasts.filter(pl.col("provider") == provider).iter_rows(named=True):
                 if row["window_lo"] and row["window_hi"]:
-                    ax.axvspan(row["window_lo"], row["window_hi"], color="#86efac", alpha=0.5, lw=0)
+                    alpha = 0.55 if row["conclusive"] else 0.2
+                    ax.axvspan(
+                        row["window_lo"], row["window_hi"], color="#22c55e", alpha=alpha, lw=0
+                    )
             ax.set_ylim(0, 1)
             ax.set_yticks([])
             ax.grid(False)
@@ -217,6 +220,6 @@ def cycle_chart(
         title="Release cycle",
         caption="Filled area: estimated probability, per day, that the provider was in a "
         "degraded regime. Dotted lines: releases of the provider's vendor; grey line: now. "
-        "Green band: forecast window for the next release, where one exists.",
+        "Green band: forecast window for the next release (pale when inconclusive).",
         svg=svg,
     )

@@ -55,7 +55,8 @@ class SignView:
 
     label: str
     effect: str
-    evidence: str
+    evidence: str  # q-value and persistence
+    detail: str  # the analysis's own numbers, shown on hover
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +108,7 @@ class CycleRow:
     position: str
     lead_times: str
     forecast: str
+    forecast_basis: str  # what the forecast rests on, shown on hover
 
 
 @dataclass(frozen=True, slots=True)

@@ -73,16 +73,15 @@ class SilentProgress:
 
 def _analysis_function() -> Callable[..., Any]:
     """``pipeline.analysis.run_analysis``, or a one-line error naming what is missing."""
-    try:
-        module = importlib.import_module("pipeline.analysis")
-    except ImportError as exc:
-        raise DemoError(
-            f"the demo needs pipeline.analysis, which cannot be imported: {exc}"
-        ) from None
-    function = getattr(module, "run_analysis", None)
-    if function is None:
-        raise DemoError("the demo needs pipeline.analysis.run_analysis, which is not built yet")
-    return function
+    for name in ("pipeline.analysis", "pipeline.analysis.orchestrate"):
+        try:
+            module = importlib.import_module(name)
+        except ImportError as exc:
+            raise DemoError(f"the demo needs {name}, which cannot be imported: {exc}") from None
+        function = getattr(module, "run_analysis", None)
+        if function is not None:
+            return cast(Callable[..., Any], function)
+    raise DemoError("the demo needs pipeline.analysis.run_analysis, which is not built yet")
 
 
 def _reusable(directory: Path) -> bool:

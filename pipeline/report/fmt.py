@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import math
 from datetime import date, datetime
 
-__all__ = ["day", "ms", "pct", "rel", "stamp"]
+__all__ = ["day", "known", "ms", "pct", "points", "rel", "stamp"]
 
 DASH = "–"
 
 
+def known(value: float | None) -> bool:
+    """A number that can be shown: not None and not NaN."""
+    return value is not None and not math.isnan(value)
+
+
 def ms(value: float | None) -> str:
     """A latency: ``840 ms`` or ``2.31 s``."""
-    if value is None:
+    if value is None or not known(value):
         return DASH
     if value >= 1000:
         return f"{value / 1000:.2f} s"
@@ -20,16 +26,23 @@ def ms(value: float | None) -> str:
 
 def pct(value: float | None, digits: int = 1) -> str:
     """A share in [0, 1] as a percentage."""
-    if value is None:
+    if value is None or not known(value):
         return DASH
     return f"{value * 100:.{digits}f}\u00a0%"
 
 
 def rel(value: float | None) -> str:
     """A relative change (after/before - 1) as a signed percentage."""
-    if value is None:
+    if value is None or not known(value):
         return DASH
     return f"{value * 100:+.0f}\u00a0%"
+
+
+def points(value: float | None) -> str:
+    """A difference of two shares, in percentage points."""
+    if value is None or not known(value):
+        return DASH
+    return f"{value * 100:+.1f}\u00a0points"
 
 
 def day(value: date | datetime | None) -> str:

@@ -75,18 +75,20 @@ def _position(data: ReportData, provider: str) -> str:
     return f"{stage} for {days} days"
 
 
-def _forecast(data: ReportData, provider: str) -> str:
+def _forecast(data: ReportData, provider: str) -> tuple[str, str]:
+    """The forecast window in words, and its basis."""
     table = data.result("release_forecasts")
     mine = table.filter(pl.col("provider") == provider) if table.height else table
     if mine.height == 0:
-        return "no forecast (no ongoing degradation)" if data.analysis_run else fmt.DASH
+        return ("no forecast (no ongoing degradation)" if data.analysis_run else fmt.DASH), ""
     row = mine.row(0, named=True)
-    if row["conclusive"] and row["window_lo"] and row["window_hi"]:
-        text = f"{fmt.day(row['window_lo'])} to {fmt.day(row['window_hi'])}"
-        return text + (
-            f", most likely {fmt.day(row['expected_date'])}" if row["expected_date"] else ""
-        )
-    return f"inconclusive: {row['basis'] or 'not enough release history'}"
+    basis = str(row["basis"] or "")
+    if not (row["window_lo"] and row["window_hi"]):
+        return "inconclusive: not enough release history", basis
+    text = f"{fmt.day(row['window_lo'])} to {fmt.day(row['window_hi'])}"
+    if row["expected_date"]:
+        text += f", most likely {fmt.day(row['expected_date'])}"
+    return (text if row["conclusive"] else f"{text} (inconclusive)"), basis
 
 
 def cycle_rows(data: ReportData) -> list[CycleRow]:
@@ -107,6 +109,7 @@ def cycle_rows(data: ReportData) -> list[CycleRow]:
             else fmt.DASH
         )
         since = (data.now.date() - last["release_date"]).days if last else None
+        forecast, basis = _forecast(data, provider)
         rows.append(
             CycleRow(
                 provider=provider,
@@ -116,7 +119,8 @@ def cycle_rows(data: ReportData) -> list[CycleRow]:
                 days_since=str(since) if since is not None else fmt.DASH,
                 position=_position(data, provider),
                 lead_times=lead_text + (" days" if leads.height else ""),
-                forecast=_forecast(data, provider),
+                forecast=forecast,
+                forecast_basis=basis,
             )
         )
     return rows

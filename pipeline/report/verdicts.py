@@ -32,6 +32,15 @@ SIGNS = {
     "no_official_word": "No official word",
 }
 _MIN_PROBES = 5  # fewer probes of a class in a week say nothing about it
+_MIN_CHANGE = 0.05  # change points smaller than this are not worth a line in the verdict
+_METRICS = {
+    "ttft_p50_ms": "TTFT p50",
+    "ttft_p95_ms": "TTFT p95",
+    "total_p50_ms": "total time p50",
+    "output_tps_p50": "output speed",
+    "error_rate": "error rate",
+    "accuracy": "accuracy",
+}
 
 
 def current_phase(phases: pl.DataFrame, provider: str) -> dict[str, Any] | None:
@@ -51,6 +60,26 @@ def _tone(phase: dict[str, Any]) -> str:
     return "bad" if phase["stage"] == "major_degradation" else "warn"
 
 
+_SIGN_UNITS = {
+    "long_context_slower": "long/short TTFT ratio",
+    "more_busy_errors": "busy-error rate",
+    "reduced_rate_limits": "advertised limit",
+}
+
+
+def _sign_effect(row: dict[str, Any]) -> str:
+    """The effect of a firing sign in its own unit, with its 95 % interval."""
+    sign = row["sign"]
+    if sign == "no_official_word":
+        return "no incident recorded for the vendor in the window"
+    show = fmt.points if sign == "dumber_answers" else fmt.rel
+    unit = "accuracy" if sign == "dumber_answers" else _SIGN_UNITS.get(sign, "")
+    text = f"{show(row['effect'])} {unit}".strip()
+    if fmt.known(row["effect_lo"]) and fmt.known(row["effect_hi"]):
+        text += f" (95\u00a0% CI {show(row['effect_lo'])} to {show(row['effect_hi'])})"
+    return text
+
+
 def _signs(data: ReportData, provider: str) -> list[SignView]:
     table = data.result("warning_signs")
     if table.height == 0:
@@ -58,15 +87,11 @@ def _signs(data: ReportData, provider: str) -> list[SignView]:
     rows = table.filter((pl.col("provider") == provider) & pl.col("fires")).sort("sign")
     views = []
     for row in rows.iter_rows(named=True):
-        ci = ""
-        if row["effect_lo"] is not None and row["effect_hi"] is not None:
-            ci = f" (95 % CI {fmt.rel(row['effect_lo'])} to {fmt.rel(row['effect_hi'])})"
-        q = f"q = {row['qvalue']:.3g}" if row["qvalue"] is not None else ""
-        persistent = "persistent" if row.get("persistent") else ""
-        evidence = ", ".join(x for x in (q, persistent, row.get("test") or "") if x)
-        views.append(
-            SignView(SIGNS.get(row["sign"], row["sign"]), fmt.rel(row["effect"]) + ci, evidence)
-        )
+        q = f"q = {row['qvalue']:.2g}" if fmt.known(row["qvalue"]) else ""
+        persistent = "persistent" if row.get("persistent") else "first window"
+        evidence = ", ".join(x for x in (q, persistent) if x)
+        label = SIGNS.get(row["sign"], row["sign"])
+        views.append(SignView(label, _sign_effect(row), evidence, row.get("detail") or ""))
     return views
 
 
@@ -108,12 +133,18 @@ def _analysis_changes(data: ReportData, provider: str) -> list[str]:
             notes.append(f"Entered phase '{stage}' on {fmt.day(row['start_at'])}")
     points = data.result("change_points")
     if points.height:
-        mine = points.filter((pl.col("provider") == provider) & (pl.col("at") >= start))
-        for row in mine.sort("at").iter_rows(named=True):
-            where = f" ({row['context_class']})" if row["context_class"] else ""
+        mine = points.filter(
+            (pl.col("provider") == provider)
+            & (pl.col("at") >= start)
+            & (pl.col("effect").abs() >= _MIN_CHANGE)
+        )
+        biggest = mine.sort(pl.col("effect").abs(), descending=True).head(3)
+        for row in biggest.sort("at").iter_rows(named=True):
+            metric = _METRICS.get(row["metric"], row["metric"])
+            where = f"{row['context_class']}-context " if row["context_class"] else ""
             notes.append(
-                f"Change point in {row['metric']}{where} on {fmt.day(row['at'])}: "
-                f"{fmt.rel(row['effect'])}"
+                f"{where.capitalize()}{metric} shifted {fmt.rel(row['effect'])} on "
+                f"{fmt.day(row['at'])} (change point)"
             )
     return notes
 
