@@ -239,7 +239,12 @@ def _fill(
     reasoning: str,
 ) -> None:
     usage = state.usage
-    for name, value in state.timeline.summary(usage.output_tokens).items():
+    paced = usage.output_tokens
+    if paced and usage.reasoning_tokens and not reasoning:
+        # Hidden reasoning (OpenAI): those tokens were produced before the first visible
+        # chunk, so they do not belong in a speed measured from it.
+        paced = max(paced - usage.reasoning_tokens, 0)
+    for name, value in state.timeline.summary(paced).items():
         setattr(result, name, value)
     for name, value in rate_limits(ex.headers).items():
         setattr(result, name, value)

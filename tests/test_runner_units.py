@@ -3,14 +3,19 @@ pricing and the chars-per-token estimator."""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 
+import httpx
 import pytest
 
-from pipeline.config_types import ProviderConfig
+from pipeline.config_types import ProbeConfig, ProviderConfig
 from probes.adapters.state import StreamState, ThinkSplitter
 from probes.pricing import cost_usd
 from probes.ratelimits import parse_duration_s, rate_limits, request_id, safe_headers
+from probes.result import ProbeResult
+from probes.runner import run_probe
 from probes.sanity import sanity_flags
 from probes.sizing import CharsPerToken
 from probes.timing import Timeline
@@ -135,3 +140,73 @@ def test_cost_and_estimator() -> None:
     est.observe("multi_needle", 100, 10)  # too short to teach anything
     est.observe("multi_needle", 40_000, 10_000)
     assert est.estimate("multi_needle") == pytest.approx(3.3)
+
+
+def _raising(exc: Exception) -> ProbeResult:
+    def handler(request: httpx.Request) -> httpx.Response:
+        raise exc
+
+    provider = ProviderConfig(
+        name="p", format="openai", base_url="https://x.test/v1", model="m", api_key_env=None
+    )
+    probe = ProbeConfig(
+        name="t", task="counting", context_tokens=100, every_s=60.0, cron=None, providers=("p",)
+    )
+
+    async def go() -> ProbeResult:
+        async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as client:
+            return await run_probe(provider, probe, client=client)
+
+    return asyncio.run(go())
+
+
+@pytest.mark.parametrize(
+    ("exc", "error_class"),
+    [
+        (httpx.ConnectTimeout("connect"), "timeout_connect"),
+        (httpx.PoolTimeout("pool"), "timeout_connect"),
+        (httpx.ConnectError("refused"), "connection_error"),
+        (httpx.ReadTimeout("read"), "timeout_first_token"),
+        (httpx.RemoteProtocolError("closed"), "connection_error"),
+        (httpx.UnsupportedProtocol("ftp"), "bad_request"),
+        (RuntimeError("a bug in a transport"), "malformed_stream"),
+    ],
+)
+def test_transport_failures_are_rows(exc: Exception, error_class: str) -> None:
+    result = _raising(exc)
+    assert result.error_class == error_class
+    assert result.http_status is None and result.expected_answer is not None
+    assert result.total_ms is not None or error_class == "malformed_stream"
+
+
+def test_hidden_reasoning_tokens_do_not_inflate_speed() -> None:
+    body = (
+        'data: {"choices":[{"index":0,"delta":{"content":"ANSWER:"}}]}\n\n'
+        'data: {"choices":[{"index":0,"delta":{"content":" 4"},"finish_reason":"stop"}]}\n\n'
+        'data: {"choices":[],"usage":{"prompt_tokens":9,"completion_tokens":102,'
+        '"completion_tokens_details":{"reasoning_tokens":100}}}\n\n'
+        "data: [DONE]\n\n"
+    )
+
+    async def pieces() -> AsyncIterator[bytes]:
+        for line in body.encode().split(b"\n\n"):
+            yield line + b"\n\n"
+            await asyncio.sleep(0.01)
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=pieces())
+
+    provider = ProviderConfig(
+        name="p", format="openai", base_url="https://x.test/v1", model="m", api_key_env=None
+    )
+    probe = ProbeConfig(
+        name="t", task="counting", context_tokens=100, every_s=60.0, cron=None, providers=("p",)
+    )
+
+    async def go() -> ProbeResult:
+        async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as client:
+            return await run_probe(provider, probe, client=client)
+
+    result = asyncio.run(go())
+    assert result.error_class == "ok" and result.reasoning_tokens == 100
+    assert result.output_tokens_per_s is not None and result.output_tokens_per_s < 1_000
