@@ -173,3 +173,25 @@ def test_estimator_learns_from_usage(simulator: SimulatorHandle) -> None:
     assert after != before
     (r,) = _run(provider, _probe("multi_needle", context_tokens=8_000), estimator=estimator)
     assert r.input_tokens is not None and abs(r.input_tokens - 8_000) / 8_000 < 0.1
+
+
+NON_STREAMED_FAULT_CLASS = {
+    **FAULT_CLASS,
+    "stall": "timeout_first_token",  # silence before the headers
+    "slow_drip": "timeout_first_token",  # the body never completes
+    "no_done": "malformed_stream",  # half a JSON body
+}
+
+
+@pytest.mark.parametrize("name", ["nova", "sable"])
+@pytest.mark.parametrize("fault", [None, *sorted(FAULTS)])
+def test_non_streamed(simulator: SimulatorHandle, name: str, fault: str | None) -> None:
+    probe = _probe(stream=False, read_timeout_s=0.4, timeout_s=1.5)
+    headers = {"x-sim-fault": fault} if fault else {}
+    (r,) = _run(_provider(simulator, name), probe, extra_headers=headers)
+    assert r.streamed is False
+    if fault is None:
+        assert (r.error_class, r.score_strict) == ("ok", "correct")
+        assert r.ttft_ms is not None and r.input_tokens
+    else:
+        assert r.error_class == NON_STREAMED_FAULT_CLASS[fault], r.error_detail

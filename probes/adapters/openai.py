@@ -102,7 +102,8 @@ def _apply(obj: Any, state: StreamState, at: int | None, *, message_key: str) ->
     if isinstance(obj, list):  # Gemini's OpenAI route may wrap bodies in a list
         obj = obj[0] if obj else None
     if not isinstance(obj, dict):
-        state.bad_event("event payload is not a JSON object")
+        what = "event payload" if message_key == "delta" else "body"
+        state.bad_event(f"{what} is not a JSON object")
         return
     error = error_fields(obj)
     if error is not None:
