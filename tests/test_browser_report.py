@@ -108,3 +108,23 @@ def test_one_provider(browser: Any, tmp_path: Path) -> None:
     page: Any = seen.page
     assert {"ttft-0", "penalty", "accuracy", "heatmap", "cycle"} <= set(_chart_boxes(page))
     assert "Only solo is monitored" in page.locator("#recommendations + .recs").inner_text()
+
+
+def test_report_of_simulated_history_with_real_analysis(browser: Any, tmp_path: Path) -> None:
+    """The simulator's history generator and the real analysis feed the report."""
+    from pipeline.analysis.orchestrate import run_analysis
+    from probes.simulator import configure
+    from probes.simulator.store import write_history
+
+    wh = Warehouse(tmp_path / "nerfwatch.duckdb")
+    wh.migrate()
+    write_history(wh, configure(None), days=45, end=NOW)
+    run_analysis(wh)
+    path = render_report(wh, tmp_path / "reports", week=WEEK, now=NOW)
+    seen = visit(browser, path, screenshot="report-simulated-history.png")
+    _assert_quiet(seen, path)
+    page: Any = seen.page
+    charts = set(_chart_boxes(page))
+    assert {"ttft-0", "ttft-1", "ttft-2", "penalty", "errors", "accuracy", "heatmap"} <= charts
+    verdicts = page.locator("section.verdict .status").all_inner_texts()
+    assert len(verdicts) == 3 and not any("Not analysed" in v for v in verdicts)

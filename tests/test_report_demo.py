@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 
 import pytest
@@ -21,9 +20,6 @@ def test_demo_refuses_a_foreign_folder(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_demo_end_to_end(tmp_path: Path) -> None:
-    modules = ("pipeline.analysis", "pipeline.analysis.orchestrate")
-    if not any(hasattr(importlib.import_module(m), "run_analysis") for m in modules):
-        pytest.skip("pipeline.analysis.run_analysis is not built yet")
     folder = tmp_path / "demo"
     args = ["demo", "--dir", str(folder), "--days", "14", "--live-seconds", "8"]
     result = CliRunner().invoke(app, args)

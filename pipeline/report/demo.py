@@ -8,16 +8,16 @@ stage is the production code path; the only shortcut is a faster probe schedule.
 from __future__ import annotations
 
 import asyncio
-import importlib
 import shutil
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, cast
+from typing import Protocol
 
-from pipeline.config import SimulatedProvider, default_config
+from pipeline.analysis.orchestrate import run_analysis
+from pipeline.config import default_config
 from pipeline.config_types import Config
 from pipeline.daemon import DaemonTuning, run_daemon
 from pipeline.report.render import render_report
@@ -71,19 +71,6 @@ class SilentProgress:
         yield lambda _done: None
 
 
-def _analysis_function() -> Callable[..., Any]:
-    """``pipeline.analysis.run_analysis``, or a one-line error naming what is missing."""
-    for name in ("pipeline.analysis", "pipeline.analysis.orchestrate"):
-        try:
-            module = importlib.import_module(name)
-        except ImportError as exc:
-            raise DemoError(f"the demo needs {name}, which cannot be imported: {exc}") from None
-        function = getattr(module, "run_analysis", None)
-        if function is not None:
-            return cast(Callable[..., Any], function)
-    raise DemoError("the demo needs pipeline.analysis.run_analysis, which is not built yet")
-
-
 def _reusable(directory: Path) -> bool:
     """True when ``directory`` is absent, empty or an earlier demo's; else a DemoError."""
     if directory.exists() and not directory.is_dir():
@@ -131,15 +118,14 @@ def run_demo(options: DemoOptions, progress: DemoProgress | None = None) -> Demo
     show = progress or SilentProgress()
     started = time.monotonic()
     wipe = _reusable(options.directory)
-    analyze = _analysis_function()  # fail before spending a minute on probes
     _prepare(options.directory, wipe)
     scenario = configure(None)
     with ExitStack() as stack:
         with show.step("Starting the simulator"):
             sim = stack.enter_context(running(scenario))
-        # Scenario providers are frozen dataclasses: read-only versions of the protocol.
-        simulated = cast(Sequence[SimulatedProvider], scenario.providers)
-        config = default_config(sim.base_url, simulated, options.directory, speed=options.speed)
+        config = default_config(
+            sim.base_url, scenario.providers, options.directory, speed=options.speed
+        )
         warehouse = Warehouse(config.warehouse.path)
         with show.step(f"Writing {options.days:g} days of synthetic history"):
             history = write_history(warehouse, scenario, days=options.days)
@@ -148,7 +134,7 @@ def run_demo(options: DemoOptions, progress: DemoProgress | None = None) -> Demo
         ) as advance:
             live = asyncio.run(_live(config, options.live_seconds, advance))
     with show.step("Analyzing (seasonality, change points, phases, release cycle)"):
-        analyze(warehouse)
+        run_analysis(warehouse)
     with show.step("Rendering the weekly report"):
         report = render_report(warehouse, config.report.out_dir)
     return DemoResult(report, history.rows, live, time.monotonic() - started)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from datetime import date, datetime
 
-__all__ = ["day", "known", "ms", "pct", "points", "rel", "stamp"]
+__all__ = ["day", "days", "known", "ms", "pct", "points", "rel", "stamp"]
 
 DASH = "–"
 
@@ -43,6 +43,11 @@ def points(value: float | None) -> str:
     if value is None or not known(value):
         return DASH
     return f"{value * 100:+.1f}\u00a0points"
+
+
+def days(count: int) -> str:
+    """``1 day``, ``5 days``."""
+    return f"{count} day" if count == 1 else f"{count} days"
 
 
 def day(value: date | datetime | None) -> str:

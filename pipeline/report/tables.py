@@ -72,7 +72,7 @@ def _position(data: ReportData, provider: str) -> str:
         return "unknown (no analysis)" if data.analysis_run is None else "unknown"
     days = (data.now - phase["start_at"]).days
     stage = STAGES.get(phase["stage"], phase["stage"])
-    return f"{stage} for {days} days"
+    return f"{stage} for {fmt.days(days)}"
 
 
 def _forecast(data: ReportData, provider: str) -> tuple[str, str]:

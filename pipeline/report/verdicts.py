@@ -180,7 +180,7 @@ def _verdict(data: ReportData, provider: str, model: str) -> Verdict:
         model,
         _tone(phase),
         status,
-        f"since {fmt.day(since)} ({days} days)",
+        f"since {fmt.day(since)} ({fmt.days(days)})",
         severity,
         confidence,
         _signs(data, provider),
