@@ -97,7 +97,6 @@ GROUP BY ALL ORDER BY provider, day
 _HEADROOM_DAILY = """
 SELECT provider, date_trunc('day', hour) AS day,
        median(requests_headroom_p50) AS req_headroom,
-       min(requests_headroom_min) AS req_headroom_min,
        median(tokens_headroom_p50) AS tok_headroom,
        median(requests_limit_p50) AS req_limit,
        median(tokens_limit_p50) AS tok_limit

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 from matplotlib.colors import TwoSlopeNorm
+from matplotlib.ticker import FuncFormatter
 from statsmodels.stats.proportion import proportion_confint
 
 from pipeline.report.charts import dates, time_axis
@@ -26,6 +27,9 @@ _ERROR_COLOURS = {
     "connection_error": "#64748b",
 }
 _DAYS = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
+
+
+PERCENT = FuncFormatter(lambda x, _pos: f"{x:.3g} %")
 
 
 def wilson(successes: np.ndarray[Any, Any], n: np.ndarray[Any, Any]) -> tuple[Any, Any]:
@@ -71,7 +75,7 @@ def errors_chart(errors: pl.DataFrame, providers: list[str]) -> Chart | None:
                     lw=0,
                 )
             ax.set_ylabel(plain(provider), rotation=0, ha="right", va="center", fontsize=8)
-            ax.yaxis.set_major_formatter("{x:.0f} %")
+            ax.yaxis.set_major_formatter(PERCENT)
             ax.set_ylim(bottom=0)
         time_axis(axes[-1, 0])
         handles, labels = [], []
@@ -117,8 +121,8 @@ def accuracy_chart(accuracy: pl.DataFrame, providers: list[str]) -> Chart | None
                 flags = part["n_flagged"].to_numpy() / part["n"].to_numpy() * 100
                 right.plot(x, flags, color=colour, lw=1.0)
             left.set_ylabel(plain(provider), rotation=0, ha="right", va="center", fontsize=8)
-            left.yaxis.set_major_formatter("{x:.0f} %")
-            right.yaxis.set_major_formatter("{x:.0f} %")
+            left.yaxis.set_major_formatter(PERCENT)
+            right.yaxis.set_major_formatter(PERCENT)
             right.set_ylim(bottom=0)
         time_axis(axes[-1, 0])
         time_axis(axes[-1, 1])
@@ -148,17 +152,14 @@ def headroom_chart(headroom: pl.DataFrame, providers: list[str]) -> Chart | None
             colour = PALETTE[providers.index(provider) % len(PALETTE)]
             x = dates(part, "day")
             axes[i, 0].plot(x, part["req_headroom"].to_numpy() * 100, color=colour)
-            axes[i, 0].plot(
-                x, part["req_headroom_min"].to_numpy() * 100, color=colour, lw=0.8, ls="--"
-            )
             axes[i, 0].set_ylim(0, 105)
-            axes[i, 0].yaxis.set_major_formatter("{x:.0f} %")
+            axes[i, 0].yaxis.set_major_formatter(PERCENT)
             axes[i, 1].plot(x, part["req_limit"].to_numpy(), color=colour, drawstyle="steps-mid")
             axes[i, 1].set_ylim(bottom=0)
             axes[i, 0].set_ylabel(plain(provider), rotation=0, ha="right", va="center", fontsize=8)
         time_axis(axes[-1, 0])
         time_axis(axes[-1, 1])
-        axes[0, 0].set_title("request headroom (median, dashed: minimum)")
+        axes[0, 0].set_title("request headroom (daily median)")
         axes[0, 1].set_title("request limit reported")
         svg = figure_svg(fig, "headroom", label="Rate-limit headroom, last eight weeks")
     return Chart(
