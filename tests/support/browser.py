@@ -43,9 +43,10 @@ class PageVisit:
 def browser() -> Iterator[object]:
     """One headless Chromium per test module."""
     if shutil.which(CHROMIUM) is None and not Path(CHROMIUM).exists():
-        pytest.fail(
-            f"{CHROMIUM} not found: install Debian's chromium package (apt-get install chromium)"
-        )
+        message = f"{CHROMIUM} not found: install Debian's chromium (apt-get install chromium)"
+        if os.environ.get("CI"):
+            pytest.fail(message)  # in CI the bootstrap installs it: missing is a failure
+        pytest.skip(message)
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
