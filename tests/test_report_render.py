@@ -144,3 +144,12 @@ def test_cli(warehouse: Warehouse, tmp_path: Path) -> None:
     assert result.output.strip() == str(tmp_path / "nerfwatch-2026-W47.html")
     bad = runner.invoke(app, ["report", "--db", str(warehouse.path), "--week", "2026-47"])
     assert bad.exit_code == 2 and "--week" in bad.output
+
+
+def test_index_lists_every_week_newest_first(warehouse: Warehouse, tmp_path: Path) -> None:
+    _fill(warehouse, SERIES[:2], analysed=False)
+    for week in (IsoWeek(2026, 45), WEEK, IsoWeek(2026, 46)):
+        render_report(warehouse, tmp_path, week=week, now=NOW)
+    index = (tmp_path / "index.html").read_text(encoding="utf-8")
+    links = re.findall(r'href="(nerfwatch-[^"]+)"', index)
+    assert links == [f"nerfwatch-2026-W{n}.html" for n in (47, 46, 45)]
