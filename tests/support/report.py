@@ -11,7 +11,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, datetime, timedelta
 
 import numpy as np
 import polars as pl
@@ -282,7 +282,3 @@ def insert_analysis(
         ],
     )
     return aid
-
-
-def now_utc() -> datetime:
-    return datetime.now(UTC)
