@@ -158,3 +158,57 @@ def test_kill_9_during_flushes_then_restart_keeps_every_result_exactly_once(
     assert acknowledged and acknowledged <= set(stored)
     assert set(frame["n"].to_list()) == {1}
     assert not any(read_segment(s.path) for s in list_segments(tmp_path / "spool"))
+
+
+def _events(db: Path) -> list[str]:
+    frame = Warehouse(db).query("SELECT kind FROM daemon_events ORDER BY occurred_at")
+    return [str(k) for k in frame["kind"].to_list()]
+
+
+def test_status_while_running_and_sighup_reload(tmp_path: Path, simulator: SimulatorHandle) -> None:
+    port = free_port()
+    probe = {
+        "name": "short",
+        "task": "arithmetic",
+        "context": 300,
+        "every": "1s",
+        "timeout": "1s",
+        "read_timeout": "1s",
+        "max_output_tokens": 256,
+    }
+    providers = [_provider(simulator, "nova"), _provider(simulator, "sable")]
+    daemon_keys = {"flush_interval": "200ms", "metrics_port": port}
+    path = tmp_path / "nerfwatch.toml"
+    write_toml(path, providers, [probe], daemon_keys)
+    db = tmp_path / "nerfwatch.duckdb"
+    with _daemon(path) as proc:
+        wait_until(lambda: _flushes_at_least(proc, port, 2), 120, "first flushes")
+        status = subprocess.run(
+            [sys.executable, "-c", _MAIN, "status", "--config", str(path)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert status.returncode == 0, status.stderr
+        assert "nova" in status.stdout and "sable" in status.stdout
+        assert "spool depth:" in status.stdout
+        path.write_text(path.read_text().replace('every = "1s"', 'every = "soon"'))
+        proc.send_signal(signal.SIGHUP)
+        wait_until(lambda: "reload_failed" in _events(db), 60, "the failed reload")
+        added = {**probe, "name": "added", "providers": ["nova"]}
+        write_toml(path, providers, [probe, added], daemon_keys)
+        proc.send_signal(signal.SIGHUP)
+        wait_until(
+            lambda: (scrape(port, 'nerfwatch_probes_total{probe="added"') or 0) >= 2,
+            60,
+            "probes of the added job",
+        )
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert "config reload failed, keeping the running config" in err
+    assert "config reloaded" in err
+    assert _events(db)[-1] == "stop"
+    probes = Warehouse(db).query("SELECT DISTINCT probe FROM probe_results")["probe"].to_list()
+    assert sorted(probes) == ["added", "short"]

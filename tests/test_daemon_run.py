@@ -7,24 +7,30 @@ important ones against the real runner and the simulator over loopback HTTP.
 from __future__ import annotations
 
 import asyncio
+import json
 from dataclasses import replace
+from datetime import datetime
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import httpx
 import pytest
 
 from pipeline.config_types import (
+    AlertsConfig,
     BudgetConfig,
     BudgetLimits,
     Config,
     DaemonConfig,
     ProbeConfig,
+    ReportConfig,
+    Webhook,
 )
 from pipeline.daemon import Daemon, DaemonStats, DaemonTuning
 from pipeline.daemon.status import DaemonStatus, gather_status
 from pipeline.warehouse import Warehouse
-from tests.support.daemon import LocalProbe, make_config, wait_until_async
+from tests.support.daemon import LocalProbe, WebhookReceiver, make_config, wait_until_async
 
 QUIET = DaemonTuning(install_signals=False, schedule_report=False)
 
@@ -209,3 +215,41 @@ def test_probe_function_errors_become_aborted_rows(tmp_path: Path, reason: str) 
     rows = _rows(config)
     assert rows and {r["skip_reason"] for r in rows} == {"internal_error"}
     assert len(rows) == stats.scheduled
+
+
+def test_weekly_report_is_scheduled_and_its_link_is_sent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    receiver = WebhookReceiver()
+    monkeypatch.setenv("NW_REPORT_HOOK", receiver.url("/reports"))
+    base = make_config(
+        tmp_path, every_s=0.3, alerts=AlertsConfig(webhooks=(Webhook("r", "NW_REPORT_HOOK"),))
+    )
+    config = replace(
+        base,
+        report=ReportConfig(
+            out_dir=tmp_path / "reports", weekday="mon", time="08:00", timezone="Europe/Berlin"
+        ),
+    )
+    probe = LocalProbe(latency_s=0.01)
+
+    async def main() -> tuple[dict[str, datetime], Path | None]:
+        daemon = Daemon(config, probe_fn=probe, tuning=DaemonTuning(install_signals=False))
+        task = asyncio.create_task(daemon.run())
+        await wait_until_async(lambda: daemon.stats.flushed_rows >= 4, what="rows stored")
+        runs = daemon.next_runs()
+        path = await daemon.run_weekly_report()
+        daemon.stop()
+        await task
+        return runs, path
+
+    try:
+        runs, path = asyncio.run(main())
+    finally:
+        receiver.close()
+    when = runs["weekly-report"].astimezone(ZoneInfo("Europe/Berlin"))
+    assert (when.weekday(), when.hour, when.minute) == (0, 8, 0)
+    assert path is not None and path.exists()
+    (route, body) = receiver.received[-1]
+    assert route == "/reports" and body["kind"] == "report"
+    assert str(path.name) in json.dumps(body)

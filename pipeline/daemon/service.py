@@ -202,6 +202,12 @@ class Daemon:
         else:
             self._request_stop(reason)
 
+    def next_runs(self) -> dict[str, datetime]:
+        """Scheduled jobs (probe jobs and ``weekly-report``) and their next run time."""
+        if self._scheduler is None:
+            return {}
+        return {job.id: job.next_run_time for job in self._scheduler.get_jobs()}
+
     def reading(self) -> contextlib.AbstractContextManager[None]:
         """Hold off flushes so this process may open the warehouse read-only.
 

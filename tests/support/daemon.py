@@ -252,13 +252,16 @@ def write_toml(
 
 
 def scrape(port: int, name: str) -> float | None:
-    """Sum of a metric's samples on a daemon's /metrics endpoint (None if unreachable)."""
+    """Sum of a metric's samples on a daemon's /metrics endpoint (None if unreachable).
+
+    ``name`` may end inside the label set (``'x_total{probe="a"'``) to select samples.
+    """
     try:
         text = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=2.0).text
     except httpx.HTTPError:
         return None
     total = 0.0
     for line in text.splitlines():
-        if line.startswith(name) and (line[len(name)] in " {"):
+        if line.startswith(name) and ("{" in name or line[len(name)] in " {"):
             total += float(line.rsplit(" ", 1)[1])
     return total
