@@ -37,6 +37,13 @@ preset = "simulator"
 base_url = "{simulator.provider_url("sable")}"
 model = "{simulator.scenario.provider("sable").model}"
 
+[[providers]]
+name = "keyed"
+format = "openai"
+base_url = "{simulator.provider_url("nova")}"
+model = "m"
+api_key_env = "NERFWATCH_TEST_UNSET_KEY"
+
 [[probes]]
 name = "short-arithmetic"
 task = "arithmetic"
@@ -74,6 +81,7 @@ def test_probe_repeat_with_task_and_context_prints_a_summary(config_file: Path) 
         (["probe", "nobody"], "unknown provider"),
         (["probe", "nova", "--task", "poetry"], "--task"),
         (["probe", "nova", "--context", "lots"], "--context"),
+        (["probe", "keyed"], "NERFWATCH_TEST_UNSET_KEY"),
     ],
 )
 def test_bad_input_exits_2(config_file: Path, args: list[str], message: str) -> None:

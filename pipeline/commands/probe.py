@@ -128,11 +128,13 @@ def probe(
     db: Path | None = DB_OPTION,
 ) -> None:
     """Run probes against PROVIDER now, store them in the warehouse and print them."""
-    cfg = load_or_fail(config)
+    cfg = load_or_fail(config, check_env=False)  # only this provider's key matters here
     try:
         chosen = cfg.provider(provider)
     except KeyError:
         fail(f"unknown provider {provider!r}; configured: {[p.name for p in cfg.providers]}", 2)
+    if chosen.api_key_env and not chosen.api_key():
+        fail(f"environment variable {chosen.api_key_env} (API key of {provider}) is not set", 2)
     if task is not None and task not in FAMILIES:
         fail(f"--task: unknown family {task!r}; known: {sorted(FAMILIES)}", 2)
     try:
