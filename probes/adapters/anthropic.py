@@ -49,14 +49,12 @@ def build(
         **preset.headers,
         **extra_headers,
     }
-    secret = auth_headers(preset, WIRE, api_key)
-    headers.update(secret)
+    headers.update(auth_headers(preset, WIRE, api_key))
     return Request(
         url=base_url.rstrip("/") + "/messages",
         headers=headers,
         body=body,
         stream=stream,
-        redacted=frozenset(secret),
     )
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from probes.adapters.presets import Preset
@@ -18,7 +18,6 @@ class Request:
     headers: dict[str, str]
     body: dict[str, Any]
     stream: bool
-    redacted: frozenset[str] = field(default_factory=frozenset)  # header names holding secrets
 
 
 class WireAdapter(Protocol):

@@ -45,14 +45,12 @@ def build(
     if stream:
         body.update(preset.stream_fields)
     headers = {"content-type": "application/json", **preset.headers, **extra_headers}
-    secret = auth_headers(preset, WIRE, api_key)
-    headers.update(secret)
+    headers.update(auth_headers(preset, WIRE, api_key))
     return Request(
         url=base_url.rstrip("/") + "/chat/completions",
         headers=headers,
         body=body,
         stream=stream,
-        redacted=frozenset(secret),
     )
 
 
