@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -253,3 +254,22 @@ def test_weekly_report_is_scheduled_and_its_link_is_sent(
     (route, body) = receiver.received[-1]
     assert route == "/reports" and body["kind"] == "report"
     assert str(path.name) in json.dumps(body)
+
+
+def test_a_stalled_event_loop_leaves_misfire_rows_not_silent_gaps(tmp_path: Path) -> None:
+    config = make_config(tmp_path, every_s=1.0)
+
+    class Blocking(LocalProbe):
+        """Blocks the whole event loop once, as a long synchronous call would."""
+
+        async def __call__(self, *args: Any, **kwargs: Any) -> Any:
+            if self.calls == 0:
+                time.sleep(3.5)  # deliberately blocking: this is the fault under test
+            return await super().__call__(*args, **kwargs)
+
+    stats = _run(config, Blocking(latency_s=0.01), 7.0)
+    rows = _rows(config)
+    assert len(rows) == stats.scheduled
+    assert stats.skipped["misfire"] >= 2
+    misfires = [r for r in rows if r["skip_reason"] == "misfire"]
+    assert {r["run_status"] for r in misfires} == {"skipped"}
