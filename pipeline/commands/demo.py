@@ -58,7 +58,7 @@ def demo(
         f"{result.history_rows:,} synthetic and {result.live_rows:,} live probes, "
         f"{result.elapsed_s:.0f} s. Report:"
     )
-    typer.echo(str(result.report))
+    typer.echo(str(result.report.resolve()))
 
 
 def register(app: typer.Typer) -> None:
