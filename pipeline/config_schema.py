@@ -65,6 +65,12 @@ PROVIDER = {
     "serialize_long_context": Key(_BOOL, "true or false", default=True),
     "chars_per_token": Key(_NUM, "a positive number", default=4.0),
     "headers": Key((dict,), "a table of header names to string values", default={}),
+    "body": Key(
+        (dict,),
+        "a table of extra request-body fields",
+        default={},
+        help="provider controls such as thinking or routing, merged into every request",
+    ),
 }
 
 PROBE = {

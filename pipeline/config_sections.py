@@ -118,9 +118,21 @@ def _providers(value: list[Any], c: Checker) -> tuple[ProviderConfig, ...]:
                 serialize_long_context=t["serialize_long_context"],
                 chars_per_token=t["chars_per_token"],
                 extra_headers=_headers(t["headers"], f"{p}.headers", c),
+                extra_body=_body(t["body"], f"{p}.body", c),
             )
         )
     return tuple(out)
+
+
+_RESERVED_BODY = {"model", "messages", "stream", "prompt", "system"}
+
+
+def _body(value: dict[str, Any], path: str, c: Checker) -> dict[str, Any]:
+    """Extra request fields; the probe's own fields cannot be overridden."""
+    for key in value:
+        if key in _RESERVED_BODY:
+            raise c.fail(f"{path}.{key}", "the probe sets this field itself; remove it")
+    return dict(value)
 
 
 def _headers(value: dict[str, Any], path: str, c: Checker) -> dict[str, str]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 __all__ = [
     "AlertsConfig",
@@ -44,6 +45,7 @@ class ProviderConfig:
     serialize_long_context: bool = True
     chars_per_token: float = 4.0  # initial estimate for sizing prompts
     extra_headers: dict[str, str] = field(default_factory=dict)
+    extra_body: dict[str, Any] = field(default_factory=dict)  # merged into every request body
 
     def api_key(self) -> str | None:
         """The key from the environment at call time (None when the provider needs none)."""

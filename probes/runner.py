@@ -194,6 +194,7 @@ async def _attempt(
         api_key=provider.api_key(),
         extra_headers={**provider.extra_headers, **extra_headers},
     )
+    request.body.update(provider.extra_body)  # e.g. thinking or routing controls
     state = StreamState(
         think_tags=preset.think_tags,
         think_open_missing=preset.think_open_missing,
