@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import time
 from dataclasses import replace
 from datetime import datetime
@@ -28,7 +29,8 @@ from pipeline.config_types import (
     ReportConfig,
     Webhook,
 )
-from pipeline.daemon import Daemon, DaemonStats, DaemonTuning
+from pipeline.daemon import Daemon, DaemonError, DaemonStats, DaemonTuning
+from pipeline.daemon.spool import Spool
 from pipeline.daemon.status import DaemonStatus, gather_status
 from pipeline.warehouse import Warehouse
 from tests.support.daemon import LocalProbe, WebhookReceiver, make_config, wait_until_async
@@ -273,3 +275,18 @@ def test_a_stalled_event_loop_leaves_misfire_rows_not_silent_gaps(tmp_path: Path
     assert stats.skipped["misfire"] >= 2
     misfires = [r for r in rows if r["skip_reason"] == "misfire"]
     assert {r["run_status"] for r in misfires} == {"skipped"}
+
+
+def test_a_failed_start_is_one_error_and_releases_the_spool(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        config = make_config(
+            tmp_path, daemon=DaemonConfig(flush_interval_s=0.2, lock_wait_s=0.2, metrics_port=port)
+        )
+        with pytest.raises(DaemonError, match=f"metrics endpoint 127.0.0.1:{port}"):
+            _run(config, LocalProbe(), 1.0)
+    second = Spool(config.warehouse.spool_dir)
+    second.open()  # the failed daemon let go of the spool lock
+    second.close()

@@ -233,14 +233,18 @@ class Flusher:
             fh.write(line + "\n")
 
     def _flush_side_rows(self) -> None:
+        """One insert per table; rows stay queued when the warehouse is unavailable."""
         with self._side_lock:
             pending, self._side = self._side, []
+        merged: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        for batch in pending:
+            merged.setdefault((batch.table, batch.key), []).extend(batch.rows)
+        left = [_SideRows(table, key, rows) for (table, key), rows in merged.items()]
         try:
-            while pending:
-                batch = pending[0]
-                self.warehouse.insert_rows(batch.table, batch.rows, key=batch.key)
-                pending.pop(0)
+            while left:
+                self.warehouse.insert_rows(left[0].table, left[0].rows, key=left[0].key)
+                left.pop(0)
         finally:
-            if pending:
+            if left:
                 with self._side_lock:
-                    self._side = pending + self._side
+                    self._side = left + self._side

@@ -225,7 +225,11 @@ class Daemon:
     ) -> DaemonStats:
         """Run until stopped (signal, ``stop()``, ``stop_event`` or ``stop_after_s``)."""
         self._loop = asyncio.get_running_loop()
-        await self._start()
+        try:
+            await self._start()
+        except BaseException:
+            await self._release()
+            raise
         try:
             await self._wait_for_stop(stop_after_s, stop_event)
         finally:
@@ -247,7 +251,10 @@ class Daemon:
             self._workers = ProbeWorkers(self.tuning.probe_threads)
         port = self.config.daemon.metrics_port
         if port is not None:
-            self.stats.metrics_port = self.metrics.serve(port)
+            try:
+                self.stats.metrics_port = self.metrics.serve(port)
+            except OSError as exc:
+                raise DaemonError(f"metrics endpoint 127.0.0.1:{port}: {exc.strerror}") from exc
         self._scheduler = AsyncIOScheduler(
             timezone=UTC, job_defaults={"coalesce": True, "max_instances": 1}
         )
@@ -689,14 +696,9 @@ class Daemon:
         outcome = await self.flush()
         if outcome.busy:
             log.warning("final flush deferred: %d rows stay in the spool", self.spool.depth())
-        self.spool.close()
-        self.stats.spool_depth = self.spool.depth()
         self.stats.caps = self._caps.usage if self._caps else CapUsage()
-        if self._client is not None:
-            await self._client.aclose()
-        if self._workers is not None:
-            await asyncio.to_thread(self._workers.close)
-        self.metrics.close()
+        await self._release()
+        self.stats.spool_depth = self.spool.depth()
         log.info(
             "daemon stopped (%s): %d done, %d skipped, %d aborted, spool depth %d",
             self.stats.stop_reason,
@@ -705,6 +707,17 @@ class Daemon:
             self.stats.aborted,
             self.stats.spool_depth,
         )
+
+    async def _release(self) -> None:
+        """Close what ``_start`` opened (also after a failed start)."""
+        self.spool.close()
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+        if self._workers is not None:
+            await asyncio.to_thread(self._workers.close)
+            self._workers = None
+        self.metrics.close()
 
     async def _drain_background(self) -> None:
         """Wait for skipped-row writes and alert deliveries, then the flush loop."""
