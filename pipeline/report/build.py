@@ -40,7 +40,7 @@ def _ttft_section(data: ReportData) -> Section:
 def _cycle_chart(data: ReportData) -> Chart | None:
     releases = {p: tables.releases_for(data, p) for p in data.provider_names}
     return charts.cycle_chart(
-        data.result("degraded_probability"),
+        data.result("phases"),
         releases,
         data.result("release_forecasts"),
         data.provider_names,

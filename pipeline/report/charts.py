@@ -14,6 +14,7 @@ import matplotlib.dates as mdates
 import numpy as np
 import polars as pl
 from matplotlib.axes import Axes
+from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from pipeline.report.context import Chart
@@ -31,6 +32,20 @@ __all__ = [
 
 _CLASS_COLOURS = {"short": PALETTE[0], "long": PALETTE[1]}
 _PHASE_COLOURS = {"degraded": "#fca5a5", "recovering": "#fde68a"}
+STAGE_COLOURS = {
+    "stable": "#d1d5db",
+    "subtle_degradation": "#fde68a",
+    "long_context_issues": "#fb923c",
+    "major_degradation": "#dc2626",
+    "recovery": "#93c5fd",
+}
+STAGE_LABELS = {
+    "stable": "stable",
+    "subtle_degradation": "subtle degradation",
+    "long_context_issues": "long-context issues",
+    "major_degradation": "major degradation",
+    "recovery": "recovery",
+}
 
 
 def dates(frame: pl.DataFrame, column: str) -> np.ndarray[Any, Any]:
@@ -177,49 +192,63 @@ def penalty_chart(penalty: pl.DataFrame, providers: list[str]) -> Chart | None:
     )
 
 
+def _stage_bars(ax: Axes, phases: pl.DataFrame, now: datetime) -> None:
+    """One horizontal band coloured by stage, phase after phase."""
+    for row in phases.sort("start_at").iter_rows(named=True):
+        start = _x(row["start_at"])
+        width = _x(row["end_at"] or now) - start
+        colour = STAGE_COLOURS.get(str(row["stage"]), "#e5e7eb")
+        ax.broken_barh([(start, width)], (0.25, 0.5), color=colour, lw=0)
+
+
 def cycle_chart(
-    probability: pl.DataFrame,
+    phases: pl.DataFrame,
     releases_by_provider: dict[str, pl.DataFrame],
     forecasts: pl.DataFrame,
     providers: list[str],
     now: datetime,
 ) -> Chart | None:
-    """Probability of a degraded regime per day, with releases and forecast windows."""
-    if probability.height == 0:
+    """Each provider's phases as a coloured band, with releases and forecast windows."""
+    if phases.height == 0:
         return None
     with style():
         n = len(providers)
         fig = new_figure(
-            9.0, 0.45 + 0.6 * n, margins=(1.1, 0.2, 0.1, 0.3), rows=n, gap_in=(0.08, 0.0)
+            9.0, 0.95 + 0.45 * n, margins=(1.1, 0.2, 0.6, 0.3), rows=n, gap_in=(0.0, 0.0)
         )
-        axes = fig.subplots(len(providers), 1, sharex=True, squeeze=False)[:, 0]
-        for i, (ax, provider) in enumerate(zip(axes, providers, strict=True)):
-            part = probability.filter(pl.col("provider") == provider).sort("day")
-            colour = PALETTE[i % len(PALETTE)]
-            if part.height:
-                x = dates(part, "day")
-                y = part["p_degraded"].fill_null(0.0).to_numpy()
-                ax.fill_between(x, 0, y, color=colour, alpha=0.35, lw=0, step="mid")
+        axes = fig.subplots(n, 1, sharex=True, squeeze=False)[:, 0]
+        for ax, provider in zip(axes, providers, strict=True):
+            _stage_bars(ax, phases.filter(pl.col("provider") == provider), now)
             for row in releases_by_provider.get(provider, pl.DataFrame()).iter_rows(named=True):
-                ax.axvline(row["release_date"], color=INK, lw=0.8, ls=(0, (2, 2)))
+                ax.axvline(row["release_date"], color=INK, lw=1.0, ls=(0, (2, 1.5)))
             for row in forecasts.filter(pl.col("provider") == provider).iter_rows(named=True):
                 if row["window_lo"] and row["window_hi"]:
-                    alpha = 0.55 if row["conclusive"] else 0.2
+                    alpha = 0.6 if row["conclusive"] else 0.25
                     ax.axvspan(
-                        row["window_lo"], row["window_hi"], color="#22c55e", alpha=alpha, lw=0
+                        row["window_lo"],
+                        row["window_hi"],
+                        0.15,
+                        0.85,
+                        color="#16a34a",
+                        alpha=alpha,
+                        lw=0,
                     )
+            ax.axvline(_x(now), color=MUTED, lw=1.0)
             ax.set_ylim(0, 1)
             ax.set_yticks([])
             ax.grid(False)
-            ax.set_ylabel(plain(provider), rotation=0, ha="right", va="center", fontsize=8)
-            ax.axvline(_x(now), color="#9ca3af", lw=0.8)
+            ax.spines["left"].set_visible(False)
+            ax.set_ylabel(plain(provider), rotation=0, ha="right", va="center", fontsize=8.5)
+        handles = [Patch(color=c, label=STAGE_LABELS[k]) for k, c in STAGE_COLOURS.items()]
+        handles.append(Patch(color="#16a34a", alpha=0.6, label="release forecast"))
+        fig.legend(handles=handles, loc="upper left", ncols=3, bbox_to_anchor=(1.1 / 9.0, 1.0))
         time_axis(axes[-1])
-        svg = figure_svg(fig, "cycle", label="Release cycle: probability of degradation")
+        svg = figure_svg(fig, "cycle", label="Release cycle: phases, releases, forecast")
     return Chart(
         key="cycle",
         title="Release cycle",
-        caption="Filled area: estimated probability, per day, that the provider was in a "
-        "degraded regime. Dotted lines: releases of the provider's vendor; grey line: now. "
-        "Green band: forecast window for the next release (pale when inconclusive).",
+        caption="Each band is a provider's phases as the analysis found them. Dotted lines: "
+        "releases of the provider's vendor; grey line: now. Green: forecast window for the "
+        "next release (pale when inconclusive).",
         svg=svg,
     )

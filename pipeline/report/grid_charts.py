@@ -184,7 +184,7 @@ def heatmap_chart(how: pl.DataFrame, providers: list[str]) -> Chart | None:
         fig = new_figure(
             width,
             0.25 + 1.5 * rows,
-            margins=(0.5, 0.9, 0.3, 0.3),
+            margins=(0.5, 1.1, 0.3, 0.3),
             rows=rows,
             cols=cols,
             gap_in=(0.45, 0.55),
@@ -207,7 +207,7 @@ def heatmap_chart(how: pl.DataFrame, providers: list[str]) -> Chart | None:
         for ax in list(axes.flat)[len(shown) :]:
             ax.set_visible(False)
         if mesh is not None:
-            cax = fig.add_axes((1 - 0.7 / width, 0.3, 0.1 / width, 0.5))
+            cax = fig.add_axes((1 - 0.9 / width, 0.3, 0.1 / width, 0.5))
             fig.colorbar(mesh, cax=cax, label="× median TTFT", ticks=[0.5, 1, 2])
         svg = figure_svg(fig, "heatmap", label="TTFT by hour of week")
     return Chart(
