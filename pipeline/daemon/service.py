@@ -272,9 +272,11 @@ class Daemon:
         self._install_signals()
         self._record_event("start", f"{len(self._specs)} jobs")
         self._flush_task = asyncio.ensure_future(self._flush_loop())
+        upcoming = [t for key, t in self.next_runs().items() if key in self._specs and t]
         log.info(
-            "daemon started: %d jobs, spool %s, warehouse %s",
+            "daemon started: %d jobs, first run %s, spool %s, warehouse %s",
             len(self._specs),
+            f"{min(upcoming):%Y-%m-%dT%H:%M:%SZ}" if upcoming else "none",
             self.spool.directory,
             self.warehouse.path,
         )
