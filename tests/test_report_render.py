@@ -60,6 +60,8 @@ def test_full_report_has_every_block(warehouse: Warehouse, tmp_path: Path) -> No
         "ttft-0", "ttft-1", "penalty", "errors", "accuracy", "headroom", "heatmap", "cycle"
     }  # fmt: skip
     assert "Long-context issues" in html and "Long context got slower" in html
+    assert "100 % of 1 degradation onset(s)".replace(" %", "\u00a0%") in html
+    assert "alpha and other degraded on overlapping days (Jaccard 0.62" in html
     assert html.index('id="verdict"') < html.index('id="comparison"') < html.index('id="latency"')
     assert "<script" not in html and "http://" not in html.replace("http://www.w3.org", "")
     index = (tmp_path / "out" / "index.html").read_text(encoding="utf-8")

@@ -6,7 +6,7 @@ from datetime import datetime, timedelta
 
 import polars as pl
 
-from pipeline.report import charts, fmt, grid_charts, tables, verdicts
+from pipeline.report import charts, claims, fmt, grid_charts, tables, verdicts
 from pipeline.report.context import AnalysisInfo, Chart, ReportContext, Section
 from pipeline.report.data import ReportData
 
@@ -85,6 +85,7 @@ def _sections(data: ReportData) -> list[Section]:
             "Hour of week",
             grid_charts.heatmap_chart(data.hour_of_week, names),
             "Not enough short-context successes in the last four weeks.",
+            claims.rhythm_note(data),
         ),
     ]
 
@@ -118,6 +119,7 @@ def build_context(data: ReportData, *, generated_at: datetime) -> ReportContext:
         sections=_sections(data),
         cycle=tables.cycle_rows(data),
         cycle_chart=_cycle_chart(data),
+        cycle_findings=claims.cycle_findings(data),
         quality=tables.quality_notes(data),
         examples=tables.examples(data),
     )

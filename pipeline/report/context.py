@@ -157,6 +157,7 @@ class ReportContext:
     sections: list[Section]
     cycle: list[CycleRow]
     cycle_chart: Chart | None
+    cycle_findings: list[str]
     quality: list[QualityNote]
     examples: list[Example]
     index_href: str = "index.html"

@@ -28,7 +28,6 @@ ANALYSIS_TABLES = (
     "change_points",
     "release_cycles",
     "release_forecasts",
-    "degraded_probability",
     "seasonality",
     "cycle_tests",
 )

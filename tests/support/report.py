@@ -281,4 +281,23 @@ def insert_analysis(
             }
         ],
     )
+    tests = [
+        {
+            "analysis_id": aid,
+            "provider": None,
+            "test": "onsets_before_releases_pooled",
+            "statistic": 1.0,
+            "pvalue": 0.31,
+            "n": 1,
+        },
+        {
+            "analysis_id": aid,
+            "provider": None,
+            "test": f"synchronized:{providers[0]}|other",
+            "statistic": 0.62,
+            "pvalue": 0.004,
+            "n": 180,
+        },
+    ]
+    _put(wh, "cycle_tests", tests)
     return aid

@@ -1,0 +1,85 @@
+"""The field's claims in words: does degradation precede releases, is there a rhythm?
+
+Sentences are built from the analysis's own tests (``cycle_tests``, ``seasonality``) and
+always carry the p-value and the sample size, so a reader sees how thin the evidence is.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from pipeline.report import fmt
+from pipeline.report.data import ReportData
+
+__all__ = ["cycle_findings", "rhythm_note"]
+
+_ALPHA = 0.05
+
+
+def _onsets(row: dict[str, object], who: str) -> str:
+    share = row["statistic"]
+    n = row["n"]
+    p = row["pvalue"]
+    if not isinstance(share, float) or not isinstance(p, float) or not fmt.known(p):
+        return f"{who}: not enough onsets and releases to test."
+    verdict = (
+        "onsets cluster before releases"
+        if p < _ALPHA
+        else "no evidence yet that onsets cluster before releases"
+    )
+    return (
+        f"{who}: {fmt.pct(share, 0)} of {n} degradation onset(s) fell within 90 days before a "
+        f"release (p = {p:.2g} against onsets at random dates): {verdict}."
+    )
+
+
+def cycle_findings(data: ReportData) -> list[str]:
+    """The release-cycle hypothesis tests, pooled first, then per provider and in sync."""
+    tests = data.result("cycle_tests")
+    if tests.height == 0:
+        return []
+    lines = []
+    pooled = tests.filter(pl.col("test") == "onsets_before_releases_pooled")
+    for row in pooled.iter_rows(named=True):
+        lines.append(_onsets(row, "All providers"))
+    per = tests.filter(pl.col("test") == "onsets_before_releases").sort("provider")
+    for row in per.iter_rows(named=True):
+        lines.append(_onsets(row, str(row["provider"])))
+    sync = tests.filter(pl.col("test").str.starts_with("synchronized:"))
+    if sync.height:
+        hits = sync.filter(pl.col("pvalue") < _ALPHA)
+        if hits.height == 0:
+            lines.append(
+                f"No two providers degraded on the same days more than chance allows "
+                f"({sync.height} pair(s) tested, every p ≥ {_ALPHA})."
+            )
+        for row in hits.iter_rows(named=True):
+            pair = str(row["test"]).split(":", 1)[1].replace("|", " and ")
+            lines.append(
+                f"{pair} degraded on overlapping days (Jaccard {row['statistic']:.2f}, "
+                f"p = {row['pvalue']:.2g}): a shared cause such as one vendor's training run."
+            )
+    return lines
+
+
+def rhythm_note(data: ReportData) -> str:
+    """Which providers show a significant daily/weekly rhythm in short-context TTFT."""
+    table = data.result("seasonality")
+    if table.height == 0:
+        return ""
+    rows = table.filter(
+        pl.col("metric").str.starts_with("ttft_p50")
+        & (pl.col("context_class") == "short")
+        & pl.col("significant").fill_null(False)
+    ).sort("provider")
+    if rows.height == 0:
+        return "The analysis found no significant daily or weekly rhythm."
+    parts = []
+    for row in rows.iter_rows(named=True):
+        hours = ", ".join(f"{h}h" for h in sorted(row["peak_hours"] or []))
+        parts.append(f"{row['provider']} (peak {hours} UTC, ×{row['peak_to_trough']:.2f})")
+    return (
+        "Significant rhythm in short-context TTFT, removed before change points are tested: "
+        + "; ".join(parts)
+        + "."
+    )
