@@ -73,7 +73,16 @@ def ensure_chromium() -> None:
     say("installing Debian's chromium for the browser tests")
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
     run("apt-get", "update", "-qq", env=env)
-    run("apt-get", "install", "-y", "-qq", "--no-install-recommends", "chromium", env=env)
+    run(
+        "apt-get",
+        "install",
+        "-y",
+        "-qq",
+        "--no-install-recommends",
+        "chromium",
+        "fonts-liberation",
+        env=env,
+    )
 
 
 def main(argv: list[str]) -> None:
