@@ -159,3 +159,19 @@ def test_cli_writes_180_days(tmp_path: Path) -> None:
     assert count > 0.9 * 180 * 288 * 12
     end = Warehouse(db).query("SELECT max(started_at) AS t FROM probe_results")["t"][0]
     assert datetime.now(UTC) - end < timedelta(minutes=10)
+
+
+def test_providers_of_one_vendor_share_its_releases(warehouse: Warehouse) -> None:
+    """Two endpoints of one vendor (e.g. a general and a coding plan) carry the same release
+    calendar; the warehouse gets each release once."""
+    from dataclasses import replace
+
+    nova = SCENARIO.provider("nova")
+    twin = replace(nova, name="nova-coding")
+    scenario = replace(SCENARIO, providers=(*SCENARIO.providers, twin))
+    summary = write_history(warehouse, scenario, days=1, end=END, seed=4)
+    releases = warehouse.query(
+        "SELECT count(*) AS n FROM releases WHERE origin = 'synthetic' AND vendor = ?",
+        [nova.vendor],
+    )
+    assert summary.rows > 0 and releases["n"][0] == len(nova.releases)

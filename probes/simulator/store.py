@@ -81,7 +81,10 @@ def write_history(
     phases = planted_phases(scenario, win, opts.step_scale)
     warehouse.execute("DELETE FROM synthetic_phases WHERE scenario = ?", [scenario.name])
     warehouse.insert_frame("synthetic_phases", phases)
-    releases = planted_releases(scenario, win)
+    # providers of one vendor share its releases: one calendar row per release
+    releases = planted_releases(scenario, win).unique(
+        ["vendor", "model", "release_date"], keep="first", maintain_order=True
+    )
     vendors = sorted({p.vendor for p in scenario.providers})
     warehouse.execute(
         "DELETE FROM releases WHERE origin = 'synthetic' AND vendor IN "
