@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -76,3 +77,13 @@ def test_grace_is_a_whole_number_of_seconds_at_least_one(tmp_path: Path) -> None
 def test_one_job_per_provider_and_probe(tmp_path: Path) -> None:
     specs = job_specs(make_config(tmp_path))
     assert sorted(specs) == ["alpha/short", "beta/short"]
+
+
+def test_skipped_rows_never_carry_credentials_from_the_base_url(tmp_path: Path) -> None:
+    from pipeline.daemon.rows import bare_row
+
+    spec = _spec(tmp_path, "short", 60.0, None)
+    leaky = replace(spec.provider, base_url="https://user:s3cret@api.example/v1?key=s3cret#x")
+    row = bare_row(replace(spec, provider=leaky), datetime.now(UTC), "skipped", "budget", site="t")
+    assert row.endpoint == "https://api.example/v1"
+    assert "s3cret" not in row.to_json()

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import importlib
 import inspect
 import logging
@@ -19,12 +18,11 @@ import os
 import signal
 import socket
 import time
-from collections import Counter
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import httpx
 from apscheduler.events import (
@@ -37,22 +35,32 @@ from apscheduler.events import (
     JobSubmissionEvent,
     SchedulerEvent,
 )
+from apscheduler.jobstores.base import JobLookupError
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.base import BaseTrigger
-from apscheduler.triggers.cron import CronTrigger
 
-from pipeline.config_types import Config, ProbeConfig, ProviderConfig
+from pipeline.config_types import Config, ProviderConfig
 from pipeline.daemon import state
-from pipeline.daemon.alerts import AlertEvaluator, AlertEvent, deliver, send_report_link
+from pipeline.daemon.alerts import (
+    AlertEvaluator,
+    AlertEvent,
+    deliver,
+    send_phase_alert,
+    send_report_link,
+)
 from pipeline.daemon.budget import BudgetGuard, Reservation, Spend, result_usage
 from pipeline.daemon.caps import Caps, CapUsage
+from pipeline.daemon.contract import DaemonError, DaemonStats, DaemonTuning, ProbeFunction
 from pipeline.daemon.flusher import Flusher, FlushOutcome
 from pipeline.daemon.metrics import Metrics
+from pipeline.daemon.report_job import JOB_ID as REPORT_JOB_ID
+from pipeline.daemon.report_job import add_report_job, analyse_and_render
+from pipeline.daemon.rows import bare_row, version
 from pipeline.daemon.schedule import JobSpec, job_specs, make_trigger, misfire_grace_s
 from pipeline.daemon.spool import Spool, SpoolError
 from pipeline.daemon.workers import ProbeWorkers
 from pipeline.warehouse import Warehouse, WarehouseError
-from probes.ids import new_run_id, run_id_at
+from probes.ids import new_run_id
 from probes.result import ProbeResult
 from probes.sizing import CharsPerToken
 
@@ -61,63 +69,6 @@ __all__ = ["Daemon", "DaemonError", "DaemonStats", "DaemonTuning", "ProbeFunctio
 log = logging.getLogger("nerfwatch.daemon")
 
 _MAX_BYPASSED_ROWS = 1_000  # after a long suspend, do not write days of skipped rows
-
-
-class ProbeFunction(Protocol):
-    """The runner contract (``probes.runner.run_probe``)."""
-
-    def __call__(
-        self,
-        provider: ProviderConfig,
-        probe: ProbeConfig,
-        *,
-        client: httpx.AsyncClient,
-        seed: int | None = None,
-        source: str = "live",
-        probe_site: str | None = None,
-    ) -> Awaitable[ProbeResult]: ...
-
-
-class DaemonError(Exception):
-    """The daemon cannot start (spool in use, unusable paths)."""
-
-
-@dataclass(frozen=True, slots=True)
-class DaemonTuning:
-    """Knobs that are not (yet) config keys; defaults suit production."""
-
-    long_budget_share: float = 0.8  # long-context probes stop at this share of a cap
-    heartbeat_s: float = 30.0
-    flush_backoff_max_s: float = 30.0
-    install_signals: bool = True  # SIGTERM/SIGINT stop, SIGHUP reloads
-    probe_threads: int = 0  # >0: run probes on worker event loops (high probe rates)
-    schedule_report: bool = True
-
-
-@dataclass(slots=True)
-class DaemonStats:
-    """What a daemon run did; returned by ``run_daemon``."""
-
-    session_id: str = ""
-    scheduled: int = 0  # scheduled runs, each of which leaves exactly one row
-    done: int = 0
-    skipped: Counter[str] = field(default_factory=Counter)
-    aborted: int = 0
-    lost: int = 0  # rows the spool refused (disk errors); logged as errors
-    flushes: int = 0
-    busy_flushes: int = 0
-    flushed_rows: int = 0
-    spool_depth: int = 0
-    start_lag_ms: list[float] = field(default_factory=list)
-    flush_ms: list[float] = field(default_factory=list)
-    caps: CapUsage = field(default_factory=CapUsage)
-    alerts: list[AlertEvent] = field(default_factory=list)
-    stop_reason: str = ""
-    metrics_port: int | None = None
-
-    @property
-    def rows(self) -> int:
-        return self.done + sum(self.skipped.values()) + self.aborted
 
 
 @dataclass(slots=True, eq=False)
@@ -139,16 +90,6 @@ def _takes_estimator(fn: ProbeFunction) -> bool:
         return "estimator" in inspect.signature(fn).parameters
     except (TypeError, ValueError):
         return False
-
-
-@functools.cache
-def _version() -> str | None:
-    try:
-        from importlib.metadata import version
-
-        return version("nerfwatch")
-    except Exception:  # not installed as a distribution (plain checkout)
-        return None
 
 
 class Daemon:
@@ -267,7 +208,7 @@ class Daemon:
             | EVENT_JOB_ERROR,
         )
         self._apply_jobs(job_specs(self.config))
-        self._schedule_report()
+        self._reschedule_report(self.config)
         self._scheduler.start()  # inside the running loop, as APScheduler 3.11 requires
         self._install_signals()
         self._record_event("start", f"{len(self._specs)} jobs")
@@ -467,30 +408,7 @@ class Daemon:
         return {"estimator": self._estimators[provider.name]}
 
     def _bare_row(self, spec: JobSpec, when: datetime, status: str, reason: str) -> ProbeResult:
-        """A row for a run that produced no measurement."""
-        p, q = spec.provider, spec.probe
-        return ProbeResult(
-            run_id=run_id_at(int(when.timestamp() * 1000)),
-            started_at=when,
-            provider=p.name,
-            model=p.model,
-            probe=q.name,
-            task_family=q.task,
-            source="live",
-            probe_site=self._site,
-            run_status=status,
-            skip_reason=reason,
-            vendor=p.vendor,
-            endpoint=p.base_url,
-            wire_format=p.format,
-            plan=p.plan,
-            context_class=q.context_class,
-            context_target_tokens=q.context_tokens,
-            max_output_tokens=q.max_output_tokens,
-            temperature=q.temperature,
-            streamed=q.stream,
-            nerfwatch_version=_version(),
-        )
+        return bare_row(spec, when, status, reason, site=self._site)
 
     async def _skip(self, spec: JobSpec, when: datetime, reason: str) -> None:
         self.metrics.skipped.labels(spec.provider.name, reason).inc()
@@ -574,7 +492,7 @@ class Daemon:
             "detail": detail,
             "host": socket.gethostname(),
             "pid": os.getpid(),
-            "nerfwatch_version": _version(),
+            "nerfwatch_version": version(),
         }
         self.flusher.add_side_rows("daemon_events", [row], key="event_id")
 
@@ -600,55 +518,30 @@ class Daemon:
         self.alerts.configure(new.alerts)
         self.config = new
         self._apply_jobs(job_specs(new))
+        self._reschedule_report(new)
         log.info("config reloaded from %s: %d jobs", path, len(self._specs))
         self._record_event("reload", f"{len(self._specs)} jobs")
 
     # -- weekly report -----------------------------------------------------------------
-    def _schedule_report(self) -> None:
-        """Schedule ``pipeline.report.render.render_weekly`` when that module exists."""
-        report = self.config.report
-        if not (self.tuning.schedule_report and report.enabled) or self._scheduler is None:
+    def _reschedule_report(self, config: Config) -> None:
+        if not self.tuning.schedule_report or self._scheduler is None:
             return
-        try:
-            module = importlib.import_module("pipeline.report.render")
-        except ImportError:
-            log.info("weekly report not scheduled: pipeline.report.render is not available")
-            return
-        if not hasattr(module, "render_weekly"):
-            log.info("weekly report not scheduled: render_weekly is not available")
-            return
-        hour, minute = (int(x) for x in report.time.split(":"))
-        trigger = CronTrigger(
-            day_of_week=report.weekday, hour=hour, minute=minute, timezone=report.timezone
-        )
-        self._scheduler.add_job(
-            self.run_weekly_report,
-            trigger,
-            id="weekly-report",
-            misfire_grace_time=3600,
-            coalesce=True,
-            max_instances=1,
-            replace_existing=True,
-        )
+        if not add_report_job(self._scheduler, config, self.run_weekly_report):
+            with contextlib.suppress(JobLookupError):
+                self._scheduler.remove_job(REPORT_JOB_ID)
 
     async def run_weekly_report(self) -> Path | None:
-        """Render the weekly report (hook for the scheduler) and send its link."""
-        module = importlib.import_module("pipeline.report.render")
+        """The weekly job: analysis, report, phase-change alerts and the report's link."""
         try:
-            path = await asyncio.to_thread(self._render_locked, module.render_weekly)
+            outcome = await asyncio.to_thread(analyse_and_render, self.config, self.reading())
         except Exception as exc:  # a report failure must not stop probing
             log.error("weekly report failed: %s: %s", type(exc).__name__, exc)
             return None
-        link_fn = getattr(module, "report_link", None)
-        link = link_fn(self.config, path) if link_fn else str(path)
-        log.info("weekly report written: %s", path)
-        await send_report_link(self.config.alerts, link)
-        return Path(path)
-
-    def _render_locked(self, render: Callable[[Config], Path]) -> Path:
-        """Render while no flush holds a write connection (one process, one mode)."""
-        with self.flusher.paused():
-            return render(self.config)
+        log.info("weekly report written: %s", outcome.path)
+        for change in outcome.phase_changes:
+            await send_phase_alert(self.config.alerts, change.provider, change.phase, change.detail)
+        await send_report_link(self.config.alerts, outcome.link)
+        return outcome.path
 
     # -- shutdown ----------------------------------------------------------------------
     def _request_stop(self, reason: str) -> None:

@@ -1,0 +1,74 @@
+"""What the daemon promises its callers: the probe-function contract, tuning and stats."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Awaitable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import httpx
+
+from pipeline.config_types import ProbeConfig, ProviderConfig
+from pipeline.daemon.alerts import AlertEvent
+from pipeline.daemon.caps import CapUsage
+from probes.result import ProbeResult
+
+__all__ = ["DaemonError", "DaemonStats", "DaemonTuning", "ProbeFunction"]
+
+
+class ProbeFunction(Protocol):
+    """The runner contract (``probes.runner.run_probe``)."""
+
+    def __call__(
+        self,
+        provider: ProviderConfig,
+        probe: ProbeConfig,
+        *,
+        client: httpx.AsyncClient,
+        seed: int | None = None,
+        source: str = "live",
+        probe_site: str | None = None,
+    ) -> Awaitable[ProbeResult]: ...
+
+
+class DaemonError(Exception):
+    """The daemon cannot start (spool in use, unusable paths)."""
+
+
+@dataclass(frozen=True, slots=True)
+class DaemonTuning:
+    """Knobs that are not (yet) config keys; defaults suit production."""
+
+    long_budget_share: float = 0.8  # long-context probes stop at this share of a cap
+    heartbeat_s: float = 30.0
+    flush_backoff_max_s: float = 30.0
+    install_signals: bool = True  # SIGTERM/SIGINT stop, SIGHUP reloads
+    probe_threads: int = 0  # >0: run probes on worker event loops (high probe rates)
+    schedule_report: bool = True
+
+
+@dataclass(slots=True)
+class DaemonStats:
+    """What a daemon run did; returned by ``run_daemon``."""
+
+    session_id: str = ""
+    scheduled: int = 0  # scheduled runs, each of which leaves exactly one row
+    done: int = 0
+    skipped: Counter[str] = field(default_factory=Counter)
+    aborted: int = 0
+    lost: int = 0  # rows the spool refused (disk errors); logged as errors
+    flushes: int = 0
+    busy_flushes: int = 0
+    flushed_rows: int = 0
+    spool_depth: int = 0
+    start_lag_ms: list[float] = field(default_factory=list)
+    flush_ms: list[float] = field(default_factory=list)
+    caps: CapUsage = field(default_factory=CapUsage)
+    alerts: list[AlertEvent] = field(default_factory=list)
+    stop_reason: str = ""
+    metrics_port: int | None = None
+
+    @property
+    def rows(self) -> int:
+        return self.done + sum(self.skipped.values()) + self.aborted

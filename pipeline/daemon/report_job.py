@@ -1,0 +1,112 @@
+"""The weekly job: analyse, render the weekly report, send phase changes and its link.
+
+Scheduled from ``[report]`` weekday/time/timezone. Analysis and rendering run in a worker
+thread inside ``Flusher.paused()``: DuckDB refuses mixed read-only and read-write
+connections to one file within a process, and a paused flusher holds none (the spool
+just grows for the minutes the job takes). Found by import so the daemon still runs
+where the report or analysis packages are absent.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from apscheduler.schedulers.base import BaseScheduler
+from apscheduler.triggers.cron import CronTrigger
+
+from pipeline.config_types import Config
+from pipeline.warehouse import Warehouse
+
+__all__ = ["JOB_ID", "PhaseChangeAlert", "WeeklyOutcome", "add_report_job", "analyse_and_render"]
+
+log = logging.getLogger(__name__)
+
+JOB_ID = "weekly-report"
+_RENDER = "pipeline.report.render"
+_ANALYSIS = "pipeline.analysis.orchestrate"
+
+
+def _function(module: str, name: str) -> Callable[..., Any] | None:
+    try:
+        found = getattr(importlib.import_module(module), name, None)
+    except ImportError:
+        return None
+    return found if callable(found) else None
+
+
+def add_report_job(scheduler: BaseScheduler, config: Config, job: Callable[..., Any]) -> bool:
+    """Schedule ``job`` on the report's weekday and time; False when it cannot run here."""
+    report = config.report
+    if not report.enabled:
+        return False
+    if _function(_RENDER, "render_weekly") is None:
+        log.info("weekly report not scheduled: pipeline.report.render_weekly is not available")
+        return False
+    hour, minute = (int(x) for x in report.time.split(":"))
+    trigger = CronTrigger(
+        day_of_week=report.weekday, hour=hour, minute=minute, timezone=report.timezone
+    )
+    scheduler.add_job(
+        job,
+        trigger,
+        id=JOB_ID,
+        name=JOB_ID,
+        misfire_grace_time=3600,
+        coalesce=True,
+        max_instances=1,
+        replace_existing=True,
+    )
+    return True
+
+
+@dataclass(frozen=True, slots=True)
+class WeeklyOutcome:
+    path: Path
+    link: str  # under [report].link_base_url when set, else the file path
+    phase_changes: list[PhaseChangeAlert]
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseChangeAlert:
+    provider: str
+    phase: str
+    detail: dict[str, Any]
+
+
+def _phase_changes(warehouse: Warehouse, analysis_id: object) -> list[PhaseChangeAlert]:
+    changes = _function(_ANALYSIS, "phase_changes_since")
+    if changes is None:
+        return []
+    out = []
+    for ch in changes(warehouse, analysis_id):
+        since = getattr(ch, "since", None)
+        detail = {
+            "model": getattr(ch, "model", None),
+            "previous": getattr(ch, "previous_stage", None),
+            "since": since.isoformat() if since is not None else None,
+        }
+        out.append(PhaseChangeAlert(str(ch.provider), str(ch.stage), detail))
+    return out
+
+
+def analyse_and_render(config: Config, paused: AbstractContextManager[None]) -> WeeklyOutcome:
+    """Blocking: refresh the analysis tables, render the report, list phase changes."""
+    render = _function(_RENDER, "render_weekly")
+    if render is None:
+        raise RuntimeError("pipeline.report.render_weekly is not available")
+    analyse = _function(_ANALYSIS, "run_analysis")
+    warehouse = Warehouse(config.warehouse.path)
+    changes: list[PhaseChangeAlert] = []
+    with paused:
+        if analyse is not None:
+            changes = _phase_changes(warehouse, analyse(warehouse))
+        path = Path(render(config))
+    link_fn = _function(_RENDER, "report_link")
+    link = str(link_fn(config, path)) if link_fn is not None else str(path.resolve())
+    return WeeklyOutcome(path, link, changes)
