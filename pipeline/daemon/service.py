@@ -20,7 +20,7 @@ import socket
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -120,6 +120,7 @@ class Daemon:
         self._planned: dict[str, datetime] = {}
         self._last_fire: dict[str, datetime] = {}
         self._triggers: dict[str, BaseTrigger] = {}
+        self._budget_warned: dict[str, date] = {}
         self._site = config.warehouse.probe_site or socket.gethostname()
         self._inflight: set[_InFlight] = set()
         self._background: set[asyncio.Task[Any]] = set()
@@ -348,10 +349,21 @@ class Daemon:
             return
         reservation = self.budget.reserve(spec.provider, spec.probe)
         if isinstance(reservation, str):
-            log.warning("budget: skipping %s: %s", key, reservation)
+            self._warn_budget(key, reservation)
             await self._skip(spec, planned, "budget")
             return
         await self._probe(spec, planned, reservation)
+
+    def _warn_budget(self, key: str, why: str) -> None:
+        """A warning on a job's first budget skip of the (UTC) day, debug lines after."""
+        day = datetime.now(UTC).date()
+        if self._budget_warned.get(key) != day:
+            self._budget_warned[key] = day
+            log.warning(
+                "budget: skipping %s for the rest of the day or until spend allows: %s", key, why
+            )
+        else:
+            log.debug("budget: skipping %s: %s", key, why)
 
     async def _probe(self, spec: JobSpec, planned: datetime, reservation: Reservation) -> None:
         assert self._caps is not None and self._client is not None
