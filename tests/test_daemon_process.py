@@ -98,6 +98,18 @@ def test_sigterm_mid_probe_aborts_cleanly_and_exits_zero(
     assert rows.rows() == [("aborted", "shutdown", None, None)]
 
 
+def _holds_open(pid: int, path: Path) -> bool:
+    """True while ``pid`` has ``path`` open: the daemon opens the database only to flush."""
+    target = str(path.resolve())
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            if os.readlink(fd) == target:
+                return True
+        except OSError:
+            continue
+    return False
+
+
 def _acknowledged(tmp_path: Path) -> set[str]:
     """Run ids durable after a crash: committed rows plus complete spool lines."""
     ids = {
@@ -132,6 +144,7 @@ def test_kill_9_during_flushes_then_restart_keeps_every_result_exactly_once(
         daemon={"flush_interval": "20ms", "metrics_port": port, "max_concurrency": 8},
     )
     rng = random.Random(7)
+    db = tmp_path / "nerfwatch.duckdb"
     acknowledged: set[str] = set()
     for cycle in range(3):
         with _daemon(config) as proc:
@@ -141,6 +154,7 @@ def test_kill_9_during_flushes_then_restart_keeps_every_result_exactly_once(
                 120,
                 f"flushes in cycle {cycle}",
             )
+            wait_until(lambda p=proc: _holds_open(p.pid, db), 60, "the daemon inside a flush")
             os.kill(proc.pid, signal.SIGKILL)
             proc.wait(timeout=30)
         before = _acknowledged(tmp_path)
