@@ -524,6 +524,9 @@ class Daemon:
         if new.warehouse != self.config.warehouse:
             log.warning("config reload: warehouse/spool changes take effect after a restart")
             new = _with_warehouse(new, self.config)
+        old_d, new_d = self.config.daemon, new.daemon
+        if (old_d.metrics_port, old_d.lock_wait_s) != (new_d.metrics_port, new_d.lock_wait_s):
+            log.warning("config reload: metrics_port and lock_wait take effect after a restart")
         assert self._caps is not None
         self._caps.configure(new)
         self.budget.configure(new.budget)
