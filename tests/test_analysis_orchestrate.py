@@ -45,6 +45,13 @@ def test_run_writes_every_table_under_one_id(history: Warehouse) -> None:
     assert phases["provider"].to_list() == ["nova"]
     onset = phases["start_at"][0]
     assert abs(onset - (START + timedelta(days=20))) <= timedelta(hours=24)
+    errors = history.query(
+        "SELECT \"at\", effect FROM change_points WHERE analysis_id = ? AND provider = 'nova' "
+        "AND metric = 'error_rate' AND context_class = 'short' ORDER BY \"at\"",
+        [aid],
+    )
+    assert errors.height >= 1 and errors["effect"][0] > 1.0  # errors x4 from day 20
+    assert abs(errors["at"][0] - (START + timedelta(days=20))) <= timedelta(days=1)
     cycles = history.query("SELECT lead_days FROM release_cycles WHERE analysis_id = ?", [aid])
     assert cycles["lead_days"][0] == pytest.approx(15, abs=1)
 

@@ -10,7 +10,7 @@ import pytest
 
 from pipeline.analysis import release_cycles as rc
 from pipeline.analysis.incidents import vendor_incidents
-from pipeline.analysis.phases import ProviderSeries, daily_probability, find_phases
+from pipeline.analysis.phases import ProviderSeries, daily_probability, find_phases, ramp_onset
 from pipeline.analysis.warning_signs import warning_signs
 
 DAYS = 120
@@ -198,3 +198,26 @@ def test_synchronization_and_vendor_incidents() -> None:
     inc = vendor_incidents({"V": {"x": days, "y": {d0 + timedelta(days=3)}}, "W": {"z": days}})
     assert len(inc) == 1 and inc[0].vendor == "V"
     assert inc[0].start == d0 + timedelta(days=3) and inc[0].members == ["x", "y"]
+
+
+def test_gradual_onset_is_dated_from_its_start() -> None:
+    rng = np.random.default_rng(11)
+    s = _series(rng)
+    t = np.arange(s.short.size)
+    ramp = np.clip((t - 50 * 24) / (7 * 24), 0, 1) * np.log(1.3) * (t < 90 * 24)
+    s2 = ProviderSeries(
+        s.hours, s.short + ramp, s.long + ramp, s.n, s.n_errors, s.n_scored, s.n_correct,
+        s.n_flagged,
+    )  # fmt: skip
+    deg = next(p for p in find_phases(s2)[0] if p.label == "degraded")
+    assert abs(deg.start - 50 * 24) <= 24
+
+
+def test_ramp_onset_joint_fit() -> None:
+    rng = np.random.default_rng(12)
+    ramp = np.r_[np.zeros(500), np.linspace(0, 1, 169)[1:], np.ones(300)]
+    a = ramp + rng.normal(0, 0.3, ramp.size)
+    b = 2 * ramp + rng.normal(0, 0.3, ramp.size)
+    assert abs(ramp_onset([a, b], 0, 600, ramp.size) - 500) <= 12
+    step = np.r_[np.zeros(500), np.ones(300)] + rng.normal(0, 0.3, 800)
+    assert abs(ramp_onset([step], 0, 500, 800) - 500) <= 12

@@ -20,7 +20,12 @@ from numpy.typing import NDArray
 
 from pipeline.analysis import release_cycles as rc
 from pipeline.analysis.changepoints import detect
-from pipeline.analysis.effects import mann_whitney_one_sided, relative_shift_ci
+from pipeline.analysis.effects import (
+    fisher_one_sided,
+    mann_whitney_one_sided,
+    rate_ratio_ci,
+    relative_shift_ci,
+)
 from pipeline.analysis.incidents import vendor_incidents
 from pipeline.analysis.online import online_alarms
 from pipeline.analysis.phases import Phase, ProviderSeries, daily_probability, find_phases
@@ -128,9 +133,10 @@ def _change_rows(
             level_before=_level(before),
             level_after=_level(after),
             effect=_finite(eff), effect_lo=_finite(lo), effect_hi=_finite(hi),
-            pvalue=p, detector="offline",
+            pvalue=p, detector="offline", detected_at=None,
         )  # fmt: skip
-    for alarm in online_alarms(adjusted, target_arl0=ONLINE_ARL0_HOURS):
+    baseline_n = min(24 * 28, max(24 * 7, adjusted.size // 3))
+    for alarm in online_alarms(adjusted, baseline_n=baseline_n, target_arl0=ONLINE_ARL0_HOURS):
         before = adjusted[max(0, alarm.start - 168) : alarm.start]
         after = adjusted[alarm.start : alarm.index + 1]
         eff, lo, hi = relative_shift_ci(before, after, seed=seed)
@@ -139,8 +145,52 @@ def _change_rows(
             context_class=ctx, at=_ts(hours[alarm.start]),
             level_before=_level(before), level_after=_level(after),
             effect=_finite(eff), effect_lo=_finite(lo), effect_hi=_finite(hi),
-            pvalue=None, detector="online",
+            pvalue=None, detector="online", detected_at=_ts(hours[alarm.index]),
         )  # fmt: skip
+
+
+# Daily rates: (metric name, events column, trials column).
+_RATES = (
+    ("error_rate", "n_busy", "n"),
+    ("timeout_rate", "n_timeout", "n"),
+    ("wrong_rate", None, "n_scored"),
+    ("sanity_flag_rate", "n_flagged", "n"),
+)
+
+
+def _rate_change_rows(c: _Collector, key: tuple[str, str, str], part: pl.DataFrame) -> None:
+    """Offline change points of daily outcome rates (counts summed per UTC day)."""
+    provider, model, ctx = key
+    daily = (
+        part.with_columns(pl.col("hour").dt.truncate("1d").alias("day"))
+        .group_by("day")
+        .agg(pl.col("n", "n_busy", "n_timeout", "n_scored", "n_correct", "n_flagged").sum())
+        .sort("day")
+        .with_columns((pl.col("n_scored") - pl.col("n_correct")).alias("n_wrong"))
+    )
+    for metric, events_col, trials_col in _RATES:
+        ev = daily[events_col or "n_wrong"].fill_null(0).to_numpy().astype(np.int64)
+        tr = daily[trials_col].fill_null(0).to_numpy().astype(np.int64)
+        if tr.sum() == 0 or ev.sum() == 0:
+            continue
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rate = np.where(tr > 0, ev / np.maximum(tr, 1), np.nan)
+        breaks = detect(rate)
+        edges = [0, *breaks, rate.size]
+        for i, b in enumerate(breaks, start=1):
+            e_b, n_b = int(ev[edges[i - 1] : b].sum()), int(tr[edges[i - 1] : b].sum())
+            e_a, n_a = int(ev[b : edges[i + 1]].sum()), int(tr[b : edges[i + 1]].sum())
+            eff, lo, hi = rate_ratio_ci(e_b, n_b, e_a, n_a)
+            p_up = fisher_one_sided(e_b, n_b, e_a, n_a)
+            p_down = fisher_one_sided(e_a, n_a, e_b, n_b)
+            c.add(
+                "change_points", provider=provider, model=model, metric=metric,
+                context_class=ctx, at=daily["day"][b],
+                level_before=e_b / n_b if n_b else None, level_after=e_a / n_a if n_a else None,
+                effect=_finite(eff), effect_lo=_finite(lo), effect_hi=_finite(hi),
+                pvalue=_finite(min(1.0, 2 * min(p_up, p_down))), detector="offline",
+                detected_at=None,
+            )  # fmt: skip
 
 
 def _provider_series(
@@ -234,6 +284,7 @@ def compute(
             _change_rows(c, key, metric, hours, s.adjusted, seed)
             if metric == "ttft_p50_ms":
                 adjusted[key] = s.adjusted
+        _rate_change_rows(c, key, part)
     vendors = {
         (p, m): v
         for p, m, v in grid.group_by("provider", "model")

@@ -10,11 +10,15 @@
    accuracy and sanity flags). A signal
    *moved* when p < 0.01 and the effect passes a minimum worth reporting (latency +5 %,
    long-context penalty +10 %, error rate x1.5 and +0.5 pt, accuracy -2 pt, flags x2).
-4. Label: degraded when a signal moved for the worse; recovering when still degraded but
-   clearly better than the segment before; stable otherwise. Stage: errors, accuracy or flags
+4. Label: degraded when a signal moved for the worse; recovering when still off but every
+   moved signal is less off than in the (non-stable) segment before and none is new;
+   stable otherwise. Stage: errors, accuracy or flags
    moved -> major_degradation; long-context penalty moved -> long_context_issues; otherwise
    subtle_degradation; recovering -> recovery.
-5. Adjacent segments with the same label and stage form one phase; severity is the relative
+5. A stable -> degraded boundary is moved back to where the moved latency signals began to
+   depart: a least-squares flat-ramp-flat (broken-line) fit within 14 days before the break,
+   so a gradual degradation is dated from its start rather than its middle.
+6. Adjacent segments with the same label and stage form one phase; severity is the relative
    TTFT change against the baseline (long-context TTFT for long_context_issues) with a
    block-bootstrap 95 % CI.
 
@@ -28,12 +32,12 @@ from __future__ import annotations
 import itertools
 import math
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from numpy.typing import NDArray
 
-from pipeline.analysis.changepoints import detect
+from pipeline.analysis.changepoints import detect, robust_scale
 from pipeline.analysis.effects import (
     fisher_one_sided,
     mann_whitney_one_sided,
@@ -54,6 +58,7 @@ _MIN_ERROR_DIFF = 0.005
 _MIN_ACCURACY_DROP = 0.02
 _MIN_FLAG_RATIO = 2.0
 _MERGE_HOURS = 24
+_RAMP_WINDOW = 14 * 24  # how far a gradual onset may start before the detected break
 
 
 @dataclass(frozen=True)
@@ -232,18 +237,19 @@ def _label(segments: list[Segment], s: ProviderSeries) -> list[Segment]:
                 stage = "subtle_degradation"
             prev = out[-1] if out else None
             after_degraded = prev is not None and prev.label in ("degraded", "recovering")
-            if prev is not None and after_degraded and _clearly_better(s, prev, seg):
+            if prev is not None and after_degraded and _improving(prev, seg):
                 label, stage = "recovering", "recovery"
         out.append(Segment(seg.start, seg.end, seg.moved, seg.pvalues, label, stage))
     return out
 
 
-def _clearly_better(s: ProviderSeries, prev: Segment, seg: Segment) -> bool:
-    """Short TTFT clearly lower than in the previous (degraded) segment, errors not up."""
-    before = s.short[prev.start : prev.end]
-    p = mann_whitney_one_sided(s.short[seg.start : seg.end], before, _lag1(before))
-    errors_up = seg.moved.get("error_rate", 0.0) > prev.moved.get("error_rate", 0.0) * 1.5
-    return bool(math.isfinite(p) and p < _ALPHA and not errors_up)
+def _improving(prev: Segment, seg: Segment) -> bool:
+    """Every signal still off is less off than in the previous segment, and nothing new
+    moved: the provider is on its way back (the boundary itself is a confirmed change)."""
+    return all(
+        name in prev.moved and abs(effect) < abs(prev.moved[name])
+        for name, effect in seg.moved.items()
+    )
 
 
 def find_phases(s: ProviderSeries, seed: int = 0) -> tuple[list[Phase], list[Segment]]:
@@ -257,8 +263,99 @@ def find_phases(s: ProviderSeries, seed: int = 0) -> tuple[list[Phase], list[Seg
         _compare(s, (lo, hi), base) if (lo, hi) != base else Segment(lo, hi)
         for lo, hi in itertools.pairwise(edges)
     ]
-    labelled = _label(segments, s)
+    labelled = _refine_onsets(_label(segments, s), s)
     return _merge_phases(labelled, s, base, seed), labelled
+
+
+def _refine_onsets(segments: list[Segment], s: ProviderSeries) -> list[Segment]:
+    """Move each stable -> non-stable boundary to where the moved latency signals began to
+    depart (flat-ramp-flat fit), so a gradual degradation is dated from its start."""
+    out = list(segments)
+    for i in range(1, len(out)):
+        prev, seg = out[i - 1], out[i]
+        if prev.label != "stable" or seg.label == "stable":
+            continue
+        signals = {
+            "ttft_short": s.short,
+            "ttft_long": s.long,
+            "long_context_penalty": None if s.long is None else s.long - s.short,
+        }
+        moved = [v for k, v in signals.items() if k in seg.moved and v is not None]
+        if not moved:
+            continue
+        onset = max(prev.start + 1, ramp_onset(moved, prev.start, seg.start, seg.end))
+        out[i - 1] = replace(prev, end=onset)
+        out[i] = replace(seg, start=onset)
+    return out
+
+
+def ramp_onset(
+    signals: list[FloatArray], lo: int, c: int, hi: int, window: int = _RAMP_WINDOW
+) -> int:
+    """Start of the departure around break ``c``: least-squares flat-ramp-flat fit, joint
+    over ``signals`` (each weighted by its noise variance, one common start and end).
+
+    Levels before and after are the medians of ``x[lo:c]`` and ``x[c:hi]``; the ramp's start
+    ``s`` (in ``[c - window, c]``) and end ``e`` (in ``(s, c + window]``) minimise the squared
+    error over the window (NaN ignored). An abrupt step gives ``s = c``.
+    """
+    w0, w1 = max(lo, c - window), min(hi, c + window)
+    total: FloatArray | None = None
+    grid: tuple[NDArray[np.int64], NDArray[np.int64]] | None = None
+    for x in signals:
+        fit = _ramp_sse(x, lo, c, hi, w0, w1)
+        if fit is None:
+            continue
+        sse, ss, ee = fit
+        scale = robust_scale(x[np.isfinite(x)]) ** 2
+        if scale <= 0:
+            continue
+        total = sse / scale if total is None else total + sse / scale
+        grid = (ss, ee)
+    if total is None or grid is None:
+        return c
+    return int(w0 + grid[0][int(np.argmin(total))])
+
+
+def _ramp_sse(
+    x: FloatArray, lo: int, c: int, hi: int, w0: int, w1: int
+) -> tuple[FloatArray, NDArray[np.int64], NDArray[np.int64]] | None:
+    """Squared error of every flat-ramp-flat fit (start s, end e) within ``[w0, w1)``."""
+    left, right = x[lo:c], x[c:hi]
+    left, right = left[np.isfinite(left)], right[np.isfinite(right)]
+    if left.size < 3 or right.size < 3:
+        return None
+    a, b = float(np.median(left)), float(np.median(right))
+    seg = x[w0:w1]
+    mask = np.isfinite(seg).astype(np.float64)
+    xv = np.where(mask > 0, seg, 0.0)
+    t = np.arange(seg.size, dtype=np.float64)
+
+    def cum(v: FloatArray) -> FloatArray:
+        return np.concatenate([[0.0], np.cumsum(v)])
+
+    m0, m1, m2 = cum(mask), cum(mask * t), cum(mask * t * t)
+    x0, x1, x2 = cum(xv), cum(xv * t), cum(xv * xv)
+    c_rel = c - w0
+    s_idx = np.arange(0, c_rel + 1)
+    e_idx = np.arange(c_rel, seg.size + 1)
+    ss, ee = np.meshgrid(s_idx, e_idx, indexing="ij")
+    ok = ee > ss
+    ss, ee = ss[ok], ee[ok]
+
+    def flat(level: float, i: NDArray[np.int64], j: NDArray[np.int64]) -> FloatArray:
+        return (x2[j] - x2[i]) - 2 * level * (x0[j] - x0[i]) + level * level * (m0[j] - m0[i])
+
+    k = (b - a) / (ee - ss)
+    sf = ss.astype(np.float64)
+    dev2 = flat(a, ss, ee)
+    cross = (x1[ee] - x1[ss]) - sf * (x0[ee] - x0[ss]) - a * (m1[ee] - m1[ss])
+    cross += a * sf * (m0[ee] - m0[ss])
+    u2 = (m2[ee] - m2[ss]) - 2 * sf * (m1[ee] - m1[ss]) + sf * sf * (m0[ee] - m0[ss])
+    ramp = dev2 - 2 * k * cross + k * k * u2
+    zero = np.zeros_like(ss)
+    end = np.full_like(ee, seg.size)
+    return flat(a, zero, ss) + ramp + flat(b, ee, end), ss, ee
 
 
 def _merge_phases(

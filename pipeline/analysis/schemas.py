@@ -26,7 +26,7 @@ SCHEMAS: dict[str, dict[str, pl.DataType]] = {
     "change_points": {
         "provider": _S, "model": _S, "metric": _S, "context_class": _S, "at": _TS,
         "level_before": _F, "level_after": _F, "effect": _F, "effect_lo": _F,
-        "effect_hi": _F, "pvalue": _F, "detector": _S,
+        "effect_hi": _F, "pvalue": _F, "detector": _S, "detected_at": _TS,
     },
     "phases": {
         "provider": _S, "model": _S, "phase_no": pl.Int32(), "label": _S, "stage": _S,

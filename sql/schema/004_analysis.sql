@@ -56,7 +56,8 @@ CREATE TABLE change_points (
     effect_lo       DOUBLE,
     effect_hi       DOUBLE,
     pvalue          DOUBLE,
-    detector        VARCHAR NOT NULL                 -- offline | online
+    detector        VARCHAR NOT NULL,                -- offline | online
+    detected_at     TIMESTAMPTZ                      -- online: when the alarm would have fired
 );
 
 -- Degradation phases per provider, mapped to the stage users describe.

@@ -99,9 +99,13 @@ def generate(
                         "total_ms": np.where(failed, np.nan, ttft * 1.5)[k],
                         "output_tokens_per_s": np.where(failed, np.nan, 80.0 / mult)[k],
                         "error_class": np.where(failed, classes, "ok")[k],
-                        "score_strict": np.where(
-                            failed, None, np.where(correct, "correct", "wrong")
-                        )[k],
+                        "score_strict": pl.Series(
+                            [
+                                None if f else ("correct" if c else "wrong")
+                                for f, c in zip(failed[k], correct[k], strict=True)
+                            ],
+                            dtype=pl.Utf8,
+                        ),
                         "rl_requests_limit": np.full(k.size, p.requests_limit),
                         "rl_requests_remaining": np.full(k.size, p.requests_limit // 2),
                     },
