@@ -198,14 +198,16 @@ class Flusher:
         return data.count(b"\n")
 
     def _insert_json(self, paths: list[Path]) -> int:
-        """DuckDB reads the JSON lines itself: no per-row Python work, GIL released."""
+        """DuckDB reads the JSON lines itself: no per-row Python work, GIL released.
+
+        One auto-committed statement is one transaction; few calls into DuckDB also mean
+        few waits for the GIL while the event loop is busy.
+        """
         with self.warehouse.connect() as con:
-            con.execute("BEGIN TRANSACTION")
+            con.execute("SET threads = 1")  # a flush is small; leave the other core to probes
             try:
                 result = con.execute(_INSERT_JSON, [[str(p) for p in paths]]).fetchall()
-                con.execute("COMMIT")
             except duckdb.Error as exc:
-                con.execute("ROLLBACK")
                 if isinstance(exc, (duckdb.InvalidInputException, duckdb.ConversionException)):
                     raise _BadSpoolData(str(exc).splitlines()[0]) from exc
                 raise WarehouseError(f"insert into probe_results failed: {exc}") from exc
