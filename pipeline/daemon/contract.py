@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -15,6 +15,8 @@ from pipeline.daemon.caps import CapUsage
 from probes.result import ProbeResult
 
 __all__ = ["DaemonError", "DaemonStats", "DaemonTuning", "ProbeFunction"]
+
+_SAMPLES = 200_000
 
 
 class ProbeFunction(Protocol):
@@ -62,10 +64,11 @@ class DaemonStats:
     busy_flushes: int = 0
     flushed_rows: int = 0
     spool_depth: int = 0
-    start_lag_ms: list[float] = field(default_factory=list)
-    flush_ms: list[float] = field(default_factory=list)
+    # Recent samples only: a daemon runs for months, these must not grow without bound.
+    start_lag_ms: deque[float] = field(default_factory=lambda: deque(maxlen=_SAMPLES))
+    flush_ms: deque[float] = field(default_factory=lambda: deque(maxlen=_SAMPLES))
     caps: CapUsage = field(default_factory=CapUsage)
-    alerts: list[AlertEvent] = field(default_factory=list)
+    alerts: deque[AlertEvent] = field(default_factory=lambda: deque(maxlen=1_000))
     stop_reason: str = ""
     metrics_port: int | None = None
 
