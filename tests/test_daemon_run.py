@@ -11,7 +11,7 @@ import json
 import socket
 import time
 from dataclasses import replace
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -30,7 +30,9 @@ from pipeline.config_types import (
     Webhook,
 )
 from pipeline.daemon import Daemon, DaemonError, DaemonStats, DaemonTuning
+from pipeline.daemon.alerts import AlertEvent
 from pipeline.daemon.spool import Spool
+from pipeline.daemon.state import open_alerts, today_spend
 from pipeline.daemon.status import DaemonStatus, gather_status
 from pipeline.warehouse import Warehouse
 from tests.support.daemon import LocalProbe, WebhookReceiver, make_config, wait_until_async
@@ -290,3 +292,63 @@ def test_a_failed_start_is_one_error_and_releases_the_spool(tmp_path: Path) -> N
     second = Spool(config.warehouse.spool_dir)
     second.open()  # the failed daemon let go of the spool lock
     second.close()
+
+
+def test_health_alerts_trigger_and_resolve_through_a_real_webhook(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    receiver = WebhookReceiver()
+    monkeypatch.setenv("NW_ALERT_HOOK", receiver.url("/alerts"))
+    alerts = AlertsConfig(
+        webhooks=(Webhook("ops", "NW_ALERT_HOOK", "slack"),),
+        error_rate=0.5,
+        window=4,
+        failure_threshold=2,
+        success_threshold=2,
+    )
+    config = make_config(tmp_path, every_s=0.3, alerts=alerts)
+    probe = LocalProbe(latency_s=0.01, error_class="overloaded")
+
+    def texts() -> list[str]:
+        return [str(body["text"]) for _, body in receiver.received]
+
+    async def main() -> None:
+        daemon = Daemon(config, probe_fn=probe, tuning=QUIET)
+        task = asyncio.create_task(daemon.run())
+        await wait_until_async(lambda: any("unhealthy" in t for t in texts()), what="trigger")
+        probe.error_class = "ok"
+        await wait_until_async(lambda: any("resolved" in t for t in texts()), what="resolve")
+        daemon.stop()
+        await task
+
+    try:
+        asyncio.run(main())
+    finally:
+        receiver.close()
+    first_trigger = next(t for t in texts() if "unhealthy" in t)
+    assert "error_rate=" in first_trigger
+    stored = Warehouse(config.warehouse.path).query(
+        "SELECT provider, kind, delivered FROM alert_events ORDER BY occurred_at"
+    )
+    kinds = set(zip(stored["provider"].to_list(), stored["kind"].to_list(), strict=True))
+    assert {("alpha", "triggered"), ("alpha", "resolved")} <= kinds
+    assert set(stored["delivered"].to_list()) == {1}
+
+
+def test_open_alerts_and_todays_spend_are_read_back_at_start(tmp_path: Path) -> None:
+    warehouse = Warehouse(tmp_path / "w.duckdb")
+    warehouse.migrate()
+    now = datetime.now(UTC)
+    events = [
+        AlertEvent("triggered", "alpha", "alpha unhealthy", at=now - timedelta(minutes=5)),
+        AlertEvent("resolved", "alpha", "alpha resolved", at=now - timedelta(minutes=1)),
+        AlertEvent("triggered", "beta", "beta unhealthy", at=now - timedelta(minutes=2)),
+        AlertEvent("phase", "gamma", "gamma entered phase x", at=now),
+    ]
+    warehouse.insert_rows("alert_events", [e.as_row(1) for e in events], key="event_id")
+    assert open_alerts(warehouse) == {"beta"}
+    config = make_config(tmp_path, every_s=0.3)
+    _run(config, LocalProbe(latency_s=0.01), 1.5)
+    spend = today_spend(Warehouse(config.warehouse.path), now.date())
+    assert set(spend) == {"alpha", "beta"}
+    assert all(s.tokens > 0 and s.cost_usd > 0 for s in spend.values())
