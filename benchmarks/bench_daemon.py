@@ -81,7 +81,7 @@ def simulator() -> Iterator[str]:
         proc.wait(timeout=30)
 
 
-def build_config(tmp: Path, base: str, jobs: int) -> Config:
+def build_config(tmp: Path, base: str, jobs: int, flush_s: float = 1.0) -> Config:
     per_provider = 100
     count = max(jobs // per_provider, 1)
     providers = tuple(
@@ -118,7 +118,7 @@ def build_config(tmp: Path, base: str, jobs: int) -> Config:
         warehouse=WarehouseConfig(tmp / "bench.duckdb", tmp / "spool", "bench"),
         providers=providers,
         probes=probes,
-        daemon=DaemonConfig(max_concurrency=64, flush_interval_s=1.0, lock_wait_s=0.5),
+        daemon=DaemonConfig(max_concurrency=64, flush_interval_s=flush_s, lock_wait_s=0.5),
     )
 
 
@@ -188,6 +188,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=25.0)
     parser.add_argument("--jobs", type=int, default=1000)
     parser.add_argument("--local", action="store_true", help="in-process probe, no HTTP")
+    parser.add_argument("--flush-interval", type=float, default=1.0, help="seconds")
     parser.add_argument(
         "--probe-threads", type=int, default=2, help="worker event loops for probes (0 = none)"
     )
@@ -199,15 +200,18 @@ def main() -> None:
     )
     with tempfile.TemporaryDirectory() as tmp:
         if args.local:
-            config = build_config(Path(tmp), "http://127.0.0.1:9", args.jobs)
+            config = build_config(Path(tmp), "http://127.0.0.1:9", args.jobs, args.flush_interval)
             daemon = Daemon(config, probe_fn=local_probe, tuning=tuning)
             stats = asyncio.run(daemon.run(stop_after_s=args.seconds))
         else:
             with simulator() as base:
-                config = build_config(Path(tmp), base, args.jobs)
+                config = build_config(Path(tmp), base, args.jobs, args.flush_interval)
                 stats = asyncio.run(Daemon(config, tuning=tuning).run(stop_after_s=args.seconds))
         quiet = quiet_flush_ms(Path(tmp), rows=1000)
-    mode = f"probe={'local' if args.local else 'simulator'} probe_threads={args.probe_threads}"
+    mode = (
+        f"probe={'local' if args.local else 'simulator'} probe_threads={args.probe_threads}"
+        f" flush_interval={args.flush_interval:g}s"
+    )
     report(stats, args.seconds, len(config.providers) * len(config.probes), mode)
     print(
         f"flush ms, 1000 rows, daemon idle: p50={np.percentile(quiet, 50):.1f}"
