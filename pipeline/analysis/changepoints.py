@@ -8,22 +8,27 @@
    genuine step, which a running median preserves, is kept intact.
 2. **Scale.** The noise scale comes from the MAD of first differences (insensitive to level
    shifts), so the method is scale-free.
-3. **Penalised Gaussian likelihood, solved exactly by PELT** (Killick et al. 2012) with an
-   MBIC-like penalty of ``3 log n`` per change in units of the *long-run* noise variance.
+3. **Penalised Gaussian likelihood, solved exactly by PELT** (Killick et al. 2012) up to
+   2,000 points and by binary segmentation beyond (PELT cannot prune when nothing changes,
+   so it turns quadratic), with an MBIC-like penalty of ``3 log n`` per change in units of
+   the *long-run* noise variance.
    Real series are autocorrelated: the long-run variance ``s^2 (1+rho)/(1-rho)`` (AR(1)
    approximation) is estimated from residuals of the current segmentation and the fit is
    iterated, so a wandering series is not cut into many false steps.
 4. **Confirmation.** Every candidate is tested against its neighbouring segments (Mann-Whitney,
-   z-score deflated for lag-1 autocorrelation) with Bonferroni control at 1 %, plus a minimal
-   effect of half a noise standard deviation; failing changes are removed one at a time
-   (weakest first) and the rest re-tested, as merging changes the neighbours.
+   z-score deflated for lag-1 autocorrelation, and a t-test of a level step beyond a smooth
+   quadratic trend through both segments, so a curve cut into pieces is not a change) with
+   Bonferroni control at 1 %, plus a minimal effect of half a local noise standard
+   deviation; failing changes are removed one at a time (weakest first) and the rest
+   re-tested, as merging changes the neighbours.
 5. **Variance changes** are searched (binary segmentation) on ``log`` squared first differences
    (a mean shift there is a log variance ratio), confirmed by a rank Brown-Forsythe test
    (Mann-Whitney on absolute deviations), kept only when no mean change is already nearby;
    each spread regime is then re-segmented for mean changes on its own noise scale.
 
 Assumptions: changes are abrupt; segments are roughly stationary; smooth trends are not
-change points (they may still be cut when steep relative to the noise).
+change points (they may still be cut when steep relative to the noise). Slope changes
+without a level step are not reported.
 """
 
 from __future__ import annotations
@@ -216,7 +221,7 @@ def _mw_pvalue(a: FloatArray, b: FloatArray, rho: float) -> float:
 
 
 def _step_pvalue(window: FloatArray, at: int) -> float:
-    """p-value of a level step at ``at`` beyond a linear trend through the whole window.
+    """p-value of a level step at ``at`` beyond a smooth (quadratic) trend through the window.
 
     A smooth trend cut into pieces shows adjacent segments with different medians but no
     discontinuity; this test asks for the discontinuity. The t statistic is deflated for the
@@ -226,19 +231,20 @@ def _step_pvalue(window: FloatArray, at: int) -> float:
     if n < 8:
         return 0.0
     t = np.arange(n, dtype=np.float64) - at
-    design = np.column_stack([np.ones(n), t, (t >= 0).astype(np.float64)])
+    ts = t / n
+    design = np.column_stack([np.ones(n), ts, ts * ts, (t >= 0).astype(np.float64)])
     coef, *_ = np.linalg.lstsq(design, window, rcond=None)
     resid = window - design @ coef
-    dof = n - 3
+    dof = n - 4
     s2 = float(resid @ resid) / dof
     xtx_inv = np.linalg.pinv(design.T @ design)
-    se = float(np.sqrt(max(s2 * xtx_inv[2, 2], 0.0)))
+    se = float(np.sqrt(max(s2 * xtx_inv[3, 3], 0.0)))
     if se <= 0:
-        return 0.0 if coef[2] != 0 else 1.0
+        return 0.0 if coef[3] != 0 else 1.0
     denom = float(resid[:-1] @ resid[:-1])
     rho = float(resid[:-1] @ resid[1:]) / denom if denom > 0 else 0.0
     rho = float(np.clip(rho, 0.0, _MAX_RHO))
-    z = abs(float(coef[2])) / se * np.sqrt((1.0 - rho) / (1.0 + rho))
+    z = abs(float(coef[3])) / se * np.sqrt((1.0 - rho) / (1.0 + rho))
     return float(2.0 * stats.t.sf(z, dof))
 
 
