@@ -21,6 +21,7 @@ from pipeline.config_types import (
     WarehouseConfig,
     Webhook,
 )
+from pipeline.schedule import cron_interval_s, normalize_crontab
 from probes.adapters.presets import PRESETS
 from probes.tasks import FAMILIES, parse_context
 
@@ -229,10 +230,9 @@ def _schedule(t: dict[str, Any], p: str, c: Checker) -> tuple[float | None, str 
         if every_s < 1:
             raise c.fail(f"{p}.every", "expected an interval of at least 1s")
         return every_s, None, every_s
-    from pipeline.schedule import cron_interval_s
-
     try:
-        return None, t["cron"], cron_interval_s(t["cron"])
+        cron = normalize_crontab(t["cron"])  # numeric weekdays mean what crontab means
+        return None, cron, cron_interval_s(cron)
     except ValueError as exc:
         raise c.fail(f"{p}.cron", f"invalid crontab expression: {exc}") from None
 

@@ -124,7 +124,7 @@ class Warehouse:
         started = time.monotonic()
         while True:
             try:
-                con = duckdb.connect(str(self.path), read_only=read_only)
+                con = self._connect(read_only)
                 # no progress bar: it would write to the stdout of whoever called us
                 con.execute("SET enable_progress_bar = false")
                 return con
@@ -136,6 +136,17 @@ class Warehouse:
                     raise WarehouseBusy(_busy_message(self.path, exc, waited)) from None
                 time.sleep(delay)
                 delay = min(delay * 2, 0.25)
+
+    def _connect(self, read_only: bool) -> duckdb.DuckDBPyConnection:
+        """One connection. Inside one process DuckDB refuses a read-only connection while a
+        read-write one to the same file is open (the demo reads while its daemon flushes);
+        the process already owns the file then, so reading through read-write is safe."""
+        try:
+            return duckdb.connect(str(self.path), read_only=read_only)
+        except duckdb.ConnectionException as exc:
+            if read_only and "different configuration" in str(exc):
+                return duckdb.connect(str(self.path), read_only=False)
+            raise
 
     @contextmanager
     def connect(self, *, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:

@@ -314,3 +314,27 @@ def test_parse_context(text: str | int, tokens: int) -> None:
 def test_parse_context_rejects(text: str | int) -> None:
     with pytest.raises(ValueError):
         parse_context(text)
+
+
+@pytest.mark.parametrize(
+    ("cron", "normalized"),
+    [
+        ("0 9 * * 1", "0 9 * * mon"),  # crontab: 1 = Monday (APScheduler alone would say Tue)
+        ("0 9 * * 1-5", "0 9 * * mon,tue,wed,thu,fri"),
+        ("0 0 * * 0", "0 0 * * sun"),
+        ("0 0 * * 7", "0 0 * * sun"),
+        ("0 0 * * */2", "0 0 * * tue,thu,sat,sun"),
+        ("0 0 * * 1/2", "0 0 * * mon,wed,fri"),
+        ("0 0 * * sat,sun", "0 0 * * sat,sun"),
+        ("*/10 * * * *", "*/10 * * * *"),
+    ],
+)
+def test_cron_weekdays_follow_crontab(tmp_path: Path, cron: str, normalized: str) -> None:
+    path = write(tmp_path, replace('every = "10m"', f'cron = "{cron}"'))
+    probe = load_config(path).probes[0]
+    assert probe.cron == normalized
+    from pipeline.schedule import cron_fire_times
+
+    days = {t.strftime("%a").lower() for t in cron_fire_times(probe.cron)}
+    if normalized.split()[4] != "*":
+        assert days == set(normalized.split()[4].split(","))

@@ -197,3 +197,17 @@ def test_query_errors_are_one_line(warehouse: Warehouse) -> None:
     with pytest.raises(WarehouseError) as info:
         warehouse.query("SELECT nope FROM probe_results")
     assert "\n" not in str(info.value) and "nope" in str(info.value)
+
+
+def test_reads_while_this_process_holds_a_write_connection(warehouse: Warehouse) -> None:
+    """DuckDB refuses mixed read-only/read-write connections inside one process; the
+    warehouse reads through the process's own write access instead of failing."""
+    writer = duckdb.connect(str(warehouse.path))
+    try:
+        writer.execute(
+            "INSERT INTO probe_results (run_id, started_at, provider, model, probe, "
+            "task_family) VALUES ('r1', now(), 'p', 'm', 'x', 'arithmetic')"
+        )
+        assert warehouse.query("SELECT count(*) AS n FROM probe_results")["n"][0] == 1
+    finally:
+        writer.close()
