@@ -279,53 +279,44 @@ class Warehouse:
         With ``key``, the insert is idempotent: duplicates inside the frame and rows
         already present are skipped, so replaying a batch is harmless.
         """
-        if frame.height == 0:
-            return 0
         if key is not None:
             frame = frame.unique(subset=[key], keep="first", maintain_order=True)
-        with self.connect() as con:
-            before = _count(con, table)
-            con.register("_incoming", frame)
-            try:
-                conflict = " ON CONFLICT DO NOTHING" if key is not None else ""
-                con.execute("BEGIN TRANSACTION")
-                con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _incoming{conflict}")
-                con.execute("COMMIT")
-            except duckdb.Error as exc:
-                con.execute("ROLLBACK")
-                raise WarehouseError(f"insert into {table} failed: {exc}") from exc
-            finally:
-                con.unregister("_incoming")
-            return _count(con, table) - before
+        conflict = " ON CONFLICT DO NOTHING" if key is not None else ""
+        return self._insert(table, frame, [], conflict)
 
     def replace_rows(
         self, table: str, frame: pl.DataFrame, *, key: list[str], replace_where: str
     ) -> int:
         """Insert ``frame``; existing rows with the same key are replaced only if they match
-        ``replace_where`` (others are kept and the incoming row skipped). One transaction."""
+        ``replace_where`` (others are kept and the incoming row skipped). One transaction.
+        Returns the rows written (replacements included)."""
+        cols = ", ".join(key)
+        delete = (
+            f"DELETE FROM {table} WHERE {replace_where} AND ({cols}) IN "
+            f"(SELECT ({cols}) FROM _incoming)"
+        )
+        return self._insert(table, frame, [delete], " ON CONFLICT DO NOTHING")
+
+    def _insert(self, table: str, frame: pl.DataFrame, before: list[str], conflict: str) -> int:
+        """Run ``before`` statements, then insert ``frame`` by name, in one transaction."""
         if frame.height == 0:
             return 0
-        cols = ", ".join(key)
         with self.connect() as con:
-            before = _count(con, table)
             con.register("_incoming", frame)
             try:
                 con.execute("BEGIN TRANSACTION")
-                con.execute(
-                    f"DELETE FROM {table} WHERE {replace_where} AND ({cols}) IN "
-                    f"(SELECT ({cols}) FROM _incoming)"
-                )
-                con.execute(
-                    f"INSERT INTO {table} BY NAME SELECT * FROM _incoming ON CONFLICT DO NOTHING"
-                )
+                for statement in before:
+                    con.execute(statement).fetchall()
+                rows = con.execute(
+                    f"INSERT INTO {table} BY NAME SELECT * FROM _incoming{conflict}"
+                ).fetchall()
                 con.execute("COMMIT")
-                after = _count(con, table)
             except duckdb.Error as exc:
                 con.execute("ROLLBACK")
                 raise WarehouseError(f"insert into {table} failed: {exc}") from exc
             finally:
                 con.unregister("_incoming")
-            return max(after - before, 0)
+            return int(rows[0][0]) if rows else 0
 
     def execute(self, sql: str, params: Sequence[Any] | None = None) -> None:
         """Run one write statement (or a script without parameters) in a transaction."""
@@ -359,14 +350,3 @@ class Warehouse:
                 return relation.pl() if relation is not None else pl.DataFrame()
             except duckdb.Error as exc:
                 raise SqlError(" ".join(str(exc).split())) from exc
-
-
-def _scalar(con: duckdb.DuckDBPyConnection, sql: str) -> Any:
-    """First column of the first row. DuckDB 2 results stream and own the connection
-    until fully fetched, hence ``fetchall``."""
-    rows = con.execute(sql).fetchall()
-    return rows[0][0] if rows else None
-
-
-def _count(con: duckdb.DuckDBPyConnection, table: str) -> int:
-    return int(_scalar(con, f"SELECT count(*) FROM {table}"))

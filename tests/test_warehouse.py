@@ -211,3 +211,8 @@ def test_reads_while_this_process_holds_a_write_connection(warehouse: Warehouse)
         assert warehouse.query("SELECT count(*) AS n FROM probe_results")["n"][0] == 1
     finally:
         writer.close()
+
+
+def test_insert_into_a_missing_table_is_a_warehouse_error(warehouse: Warehouse) -> None:
+    with pytest.raises(WarehouseError, match="no_such_table"):
+        warehouse.insert_frame("no_such_table", pl.DataFrame({"a": [1]}))
