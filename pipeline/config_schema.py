@@ -83,7 +83,11 @@ PROBE = {
     "max_output_tokens": Key(_INT, "a positive integer", default=512),
     "temperature": Key(_NUM, "a number from 0 to 2", default=0.0),
     "timeout": Key(_STR, 'a duration such as "120s"', default="120s"),
-    "read_timeout": Key(_STR, 'a duration such as "30s"', default="30s"),
+    "read_timeout": Key(
+        _STR,
+        'a duration such as "30s"',
+        help="longest silence between chunks; default 30s or the timeout",
+    ),
     "stream": Key(_BOOL, "true or false", default=True),
 }
 

@@ -169,7 +169,11 @@ def _probes(
             )
         every_s, cron, interval_s = _schedule(t, p, c)
         timeout_s = c.duration(t["timeout"], f"{p}.timeout")
-        read_timeout_s = c.duration(t["read_timeout"], f"{p}.read_timeout")
+        read_timeout_s = (
+            c.duration(t["read_timeout"], f"{p}.read_timeout")
+            if t["read_timeout"] is not None
+            else min(30.0, timeout_s)
+        )
         if timeout_s > interval_s:
             raise c.fail(
                 f"{p}.timeout",
@@ -177,7 +181,11 @@ def _probes(
                 f"between runs ({interval_s:g}s); runs would overlap",
             )
         if read_timeout_s > timeout_s:
-            raise c.fail(f"{p}.read_timeout", "expected at most the overall timeout")
+            raise c.fail(
+                f"{p}.read_timeout",
+                f"{t['read_timeout']} is longer than the probe's "
+                f"timeout {t['timeout']}; expected at most the timeout",
+            )
         try:
             context = parse_context(t["context"])
         except ValueError:

@@ -338,3 +338,15 @@ def test_cron_weekdays_follow_crontab(tmp_path: Path, cron: str, normalized: str
     days = {t.strftime("%a").lower() for t in cron_fire_times(probe.cron)}
     if normalized.split()[4] != "*":
         assert days == set(normalized.split()[4].split(","))
+
+
+def test_read_timeout_defaults_within_a_short_timeout(tmp_path: Path) -> None:
+    cfg = load_config(write(tmp_path, replace('timeout = "60s"', 'timeout = "5s"')))
+    assert cfg.probes[0].timeout_s == 5 and cfg.probes[0].read_timeout_s == 5
+    assert cfg.probes[1].read_timeout_s == 30
+
+
+def test_read_timeout_longer_than_timeout_is_refused(tmp_path: Path) -> None:
+    text = replace('timeout = "60s"', 'timeout = "5s"\nread_timeout = "10s"')
+    with pytest.raises(ConfigError, match=r"probes\[0\]\.read_timeout: 10s is longer"):
+        load_config(write(tmp_path, text))
