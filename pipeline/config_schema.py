@@ -82,7 +82,11 @@ PROBE = {
     "providers": Key((list,), "a list of provider names", help="default: every provider"),
     "max_output_tokens": Key(_INT, "a positive integer", default=512),
     "temperature": Key(_NUM, "a number from 0 to 2", default=0.0),
-    "timeout": Key(_STR, 'a duration such as "120s"', default="120s"),
+    "timeout": Key(
+        _STR,
+        'a duration such as "120s"',
+        help="overall deadline of one attempt; default 120s or the interval",
+    ),
     "read_timeout": Key(
         _STR,
         'a duration such as "30s"',

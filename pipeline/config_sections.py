@@ -168,7 +168,11 @@ def _probes(
                 f"unknown task family {t['task']!r} (known: {', '.join(sorted(FAMILIES))}){extra}",
             )
         every_s, cron, interval_s = _schedule(t, p, c)
-        timeout_s = c.duration(t["timeout"], f"{p}.timeout")
+        timeout_s = (
+            c.duration(t["timeout"], f"{p}.timeout")
+            if t["timeout"] is not None
+            else min(120.0, interval_s)
+        )
         read_timeout_s = (
             c.duration(t["read_timeout"], f"{p}.read_timeout")
             if t["read_timeout"] is not None

@@ -350,3 +350,8 @@ def test_read_timeout_longer_than_timeout_is_refused(tmp_path: Path) -> None:
     text = replace('timeout = "60s"', 'timeout = "5s"\nread_timeout = "10s"')
     with pytest.raises(ConfigError, match=r"probes\[0\]\.read_timeout: 10s is longer"):
         load_config(write(tmp_path, text))
+
+
+def test_timeout_defaults_within_a_short_interval(tmp_path: Path) -> None:
+    cfg = load_config(write(tmp_path, replace('every = "30m"', 'every = "7s"')))
+    assert cfg.probes[1].timeout_s == 7 and cfg.probes[1].read_timeout_s == 7
