@@ -12,10 +12,12 @@ transaction together with its record in ``_migrations``; views (``sql/views/*.sq
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
+import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +40,7 @@ __all__ = [
 _LOCK_PATTERNS = ("Could not set lock", "Conflicting lock")
 _HOLDER = re.compile(r"Conflicting lock is held in (?P<exe>.+?) \(PID (?P<pid>\d+)\)")
 _MIGRATION_NAME = re.compile(r"^(?P<number>\d{3})_(?P<name>[a-z0-9_]+)\.sql$")
+_ALIAS = "warehouse"  # the file's catalog name inside a resident instance
 
 
 class WarehouseError(Exception):
@@ -110,24 +113,42 @@ class Warehouse:
         *,
         lock_wait_s: float = 10.0,
         migrations: Sequence[Migration] | None = None,
+        resident: bool = False,
     ) -> None:
+        """``resident``: keep one in-memory DuckDB instance for writes and ATTACH the file
+        to it per operation (a frequent writer: ~2 ms instead of ~12 ms to open). The file
+        is still held only during the operation; DETACH checkpoints and releases it."""
         self.path = Path(path)
         self.lock_wait_s = lock_wait_s
         self._migrations = migrations
         self._migrated = False
+        self.resident = resident
+        self._instance: duckdb.DuckDBPyConnection | None = None
+        self._attach_lock = threading.RLock()
+        self._attached = 0
 
     # -- connections -----------------------------------------------------------------
     def _open(self, read_only: bool) -> duckdb.DuckDBPyConnection:
         """Open the file, retrying while another process holds the lock."""
+
+        def opened() -> duckdb.DuckDBPyConnection:
+            con = self._connect(read_only)
+            # no progress bar: it would write to the stdout of whoever called us
+            con.execute("SET enable_progress_bar = false")
+            return con
+
+        return self._retry_lock(opened)
+
+    def _retry_lock(
+        self, attempt: Callable[[], duckdb.DuckDBPyConnection]
+    ) -> duckdb.DuckDBPyConnection:
+        """Run ``attempt`` until it gets the file lock or ``lock_wait_s`` runs out."""
         deadline = time.monotonic() + self.lock_wait_s
         delay = 0.01
         started = time.monotonic()
         while True:
             try:
-                con = self._connect(read_only)
-                # no progress bar: it would write to the stdout of whoever called us
-                con.execute("SET enable_progress_bar = false")
-                return con
+                return attempt()
             except duckdb.Error as exc:
                 if not _is_lock_error(exc):
                     raise WarehouseError(f"cannot open warehouse {self.path}: {exc}") from exc
@@ -155,11 +176,66 @@ class Warehouse:
             self.migrate()
         if not read_only and not self._migrated:
             self.migrate()
+        if self.resident and not read_only:
+            with self._attach_lock:  # one thread at a time; nested calls share the attach
+                con = self._attach() if self._attached == 0 else self._instance
+                assert con is not None
+                self._attached += 1
+                failed = False
+                try:
+                    yield con
+                except BaseException:
+                    failed = True
+                    raise
+                finally:
+                    self._attached -= 1
+                    if self._attached == 0:
+                        self._detach(rollback=failed)
+            return
         con = self._open(read_only)
         try:
             yield con
         finally:
             con.close()
+
+    def _attach(self) -> duckdb.DuckDBPyConnection:
+        if self._instance is None:
+            self._instance = duckdb.connect(":memory:")
+            self._instance.execute("SET enable_progress_bar = false")
+        instance = self._instance
+        quoted = str(self.path).replace("'", "''")
+
+        def attached() -> duckdb.DuckDBPyConnection:
+            instance.execute(f"ATTACH '{quoted}' AS {_ALIAS}")
+            instance.execute(f"USE {_ALIAS}")
+            return instance
+
+        try:
+            return self._retry_lock(attached)
+        except WarehouseError:
+            self.close()
+            raise
+
+    def _detach(self, *, rollback: bool) -> None:
+        """Checkpoint and release the file; if that fails, drop the instance (also releases)."""
+        if self._instance is None:
+            return
+        try:
+            if rollback:  # a failed caller may have left a transaction open
+                with contextlib.suppress(duckdb.TransactionException):
+                    self._instance.execute("ROLLBACK")
+            self._instance.execute("USE memory")
+            self._instance.execute(f"DETACH {_ALIAS}")
+        except duckdb.Error as exc:
+            self.close()
+            raise WarehouseError(f"closing warehouse {self.path} failed: {exc}") from exc
+
+    def close(self) -> None:
+        """Drop the resident instance (a later write starts a new one)."""
+        if self._instance is not None:
+            instance, self._instance = self._instance, None
+            with contextlib.suppress(duckdb.Error):
+                instance.close()
 
     # -- schema ------------------------------------------------------------------------
     def migrate(self) -> list[str]:

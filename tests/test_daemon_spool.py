@@ -76,8 +76,9 @@ def test_torn_tail_is_dropped_and_a_restart_never_appends_to_it(tmp_path: Path) 
     again.close()
 
 
-def test_flush_moves_rows_once_and_replay_is_idempotent(tmp_path: Path) -> None:
-    warehouse = Warehouse(tmp_path / "w.duckdb", lock_wait_s=0.2)
+@pytest.mark.parametrize("resident", [False, True])
+def test_flush_moves_rows_once_and_replay_is_idempotent(tmp_path: Path, resident: bool) -> None:
+    warehouse = Warehouse(tmp_path / "w.duckdb", lock_wait_s=0.2, resident=resident)
     warehouse.migrate()
     spool = Spool(tmp_path / "spool")
     spool.open()
@@ -109,8 +110,11 @@ con.close()
 """
 
 
-def test_busy_warehouse_keeps_rows_in_the_spool_until_the_reader_leaves(tmp_path: Path) -> None:
-    warehouse = Warehouse(tmp_path / "w.duckdb", lock_wait_s=0.2)
+@pytest.mark.parametrize("resident", [False, True])
+def test_busy_warehouse_keeps_rows_in_the_spool_until_the_reader_leaves(
+    tmp_path: Path, resident: bool
+) -> None:
+    warehouse = Warehouse(tmp_path / "w.duckdb", lock_wait_s=0.2, resident=resident)
     warehouse.migrate()
     spool = Spool(tmp_path / "spool")
     spool.open()
@@ -137,8 +141,11 @@ def test_busy_warehouse_keeps_rows_in_the_spool_until_the_reader_leaves(tmp_path
     spool.close()
 
 
-def test_torn_tails_and_corrupt_lines_are_set_aside_not_blocking(tmp_path: Path) -> None:
-    warehouse = Warehouse(tmp_path / "w.duckdb", lock_wait_s=0.2)
+@pytest.mark.parametrize("resident", [False, True])
+def test_torn_tails_and_corrupt_lines_are_set_aside_not_blocking(
+    tmp_path: Path, resident: bool
+) -> None:
+    warehouse = Warehouse(tmp_path / "w.duckdb", lock_wait_s=0.2, resident=resident)
     warehouse.migrate()
     directory = tmp_path / "spool"
     first = Spool(directory)
@@ -158,3 +165,55 @@ def test_torn_tails_and_corrupt_lines_are_set_aside_not_blocking(tmp_path: Path)
     rejected = (directory / "rejected.jsonl").read_text().splitlines()
     assert rejected == ['{"torn', "not json at all"]
     spool.close()
+
+
+_READ_WRITE = """
+import sys, duckdb
+con = duckdb.connect(sys.argv[1])
+print(con.execute("SELECT count(DISTINCT run_id) FROM probe_results").fetchall()[0][0])
+con.close()
+"""
+
+
+def test_resident_warehouse_releases_the_file_after_each_flush(tmp_path: Path) -> None:
+    """Attach/detach: another process may open the file, even for writing, between
+    flushes and sees every committed row (the detach checkpointed, no WAL left)."""
+    warehouse = Warehouse(tmp_path / "w.duckdb", lock_wait_s=0.2, resident=True)
+    warehouse.migrate()
+    spool = Spool(tmp_path / "spool")
+    spool.open()
+    flusher = Flusher(spool, warehouse)
+    flusher.add_side_rows("daemon_events", [_event()], key="event_id")
+    total = 0
+    for batch in (30, 7):
+        asyncio.run(_append_all(spool, [_row() for _ in range(batch)]))
+        outcome = flusher.flush_once()
+        total += batch
+        assert (outcome.rows, outcome.inserted, outcome.busy) == (batch, batch, False)
+        assert 0 < outcome.held_s <= outcome.seconds
+        assert not Path(f"{warehouse.path}.wal").exists()
+        other = subprocess.run(
+            [sys.executable, "-c", _READ_WRITE, str(warehouse.path)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert other.returncode == 0, other.stderr
+        assert int(other.stdout) == total
+    events = warehouse.query("SELECT kind FROM daemon_events")["kind"].to_list()
+    assert events == ["heartbeat"]
+    warehouse.close()
+    spool.close()
+
+
+def _event() -> dict[str, object]:
+    return {
+        "event_id": new_run_id(),
+        "session_id": new_run_id(),
+        "occurred_at": datetime.now(UTC),
+        "kind": "heartbeat",
+        "detail": None,
+        "host": "h",
+        "pid": 1,
+        "nerfwatch_version": "0",
+    }

@@ -15,9 +15,11 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime
 
 from pipeline.config_types import BudgetConfig, BudgetLimits, ProbeConfig, ProviderConfig
+from pipeline.plan import run_cost_usd
+from probes.pricing import cost_usd
 from probes.result import ProbeResult
 
-__all__ = ["BudgetGuard", "Reservation", "Spend", "estimate", "price_usd"]
+__all__ = ["BudgetGuard", "Reservation", "Spend", "estimate", "result_usage"]
 
 log = logging.getLogger(__name__)
 
@@ -36,34 +38,26 @@ class Reservation:
     day: date
 
 
-def price_usd(
-    provider: ProviderConfig, input_tokens: float, output_tokens: float, cached: float = 0.0
-) -> float:
-    """Price from token counts; cached input tokens at the cached rate."""
-    uncached = max(input_tokens - cached, 0.0)
-    return (
-        uncached * provider.price_input_per_mtok
-        + cached * provider.price_cached_per_mtok
-        + output_tokens * provider.price_output_per_mtok
-    ) / 1e6
-
-
 def estimate(provider: ProviderConfig, probe: ProbeConfig) -> Reservation:
-    """Worst-case tokens and cost of one run, for today's reservation."""
+    """Worst-case tokens and cost of one run, for today's reservation.
+
+    The same per-run figure as ``nerfwatch plan``, so its budget warnings match the guard.
+    """
     tokens = float(probe.context_tokens + probe.max_output_tokens)
-    cost = price_usd(provider, probe.context_tokens, probe.max_output_tokens)
+    cost = run_cost_usd(provider, probe.context_tokens, probe.max_output_tokens)
     return Reservation(provider.name, tokens, cost, _today())
 
 
 def result_usage(provider: ProviderConfig, result: ProbeResult) -> Spend:
-    """What a finished probe consumed; fills ``cost_usd`` when the runner left it empty."""
+    """What a finished probe consumed; fills ``cost_usd`` as the runner would when the
+    probe function left it empty (same pricing code as ``probes.runner``)."""
     tokens = float((result.input_tokens or 0) + (result.output_tokens or 0))
-    if result.cost_usd is None and (result.input_tokens or result.output_tokens):
-        result.cost_usd = price_usd(
+    if result.cost_usd is None:
+        result.cost_usd = cost_usd(
             provider,
-            result.input_tokens or 0,
-            result.output_tokens or 0,
-            result.cached_tokens or 0,
+            input_tokens=result.input_tokens,
+            output_tokens=result.output_tokens,
+            cached_tokens=result.cached_tokens,
         )
     return Spend(tokens, result.cost_usd or 0.0)
 

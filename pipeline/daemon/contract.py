@@ -67,6 +67,7 @@ class DaemonStats:
     # Recent samples only: a daemon runs for months, these must not grow without bound.
     start_lag_ms: deque[float] = field(default_factory=lambda: deque(maxlen=_SAMPLES))
     flush_ms: deque[float] = field(default_factory=lambda: deque(maxlen=_SAMPLES))
+    flush_held_ms: deque[float] = field(default_factory=lambda: deque(maxlen=_SAMPLES))
     caps: CapUsage = field(default_factory=CapUsage)
     alerts: deque[AlertEvent] = field(default_factory=lambda: deque(maxlen=1_000))
     stop_reason: str = ""

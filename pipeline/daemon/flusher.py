@@ -16,7 +16,7 @@ import os
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -107,6 +107,7 @@ class FlushOutcome:
     seconds: float = 0.0
     busy: bool = False
     error: str | None = None
+    held_s: float = 0.0  # how long the DuckDB file was held (open to close)
     depth: int = 0  # rows left in the spool afterwards
 
 
@@ -140,13 +141,22 @@ class Flusher:
             self._side.append(_SideRows(table, key, rows))
 
     def flush_once(self) -> FlushOutcome:
-        """Seal, insert and delete; never raises for a busy or failing warehouse."""
+        """Seal, insert and delete; never raises for a busy or failing warehouse.
+
+        ``seconds`` runs from the seal to the deletion of the flushed segments: it covers
+        opening the file, the insert and its commit, closing (checkpoint, lock release)
+        and the spool bookkeeping; ``held_s`` is the part during which the file was held.
+        """
         with self._lock:
             started = time.perf_counter()
             segments = self.spool.seal()
+            counts = [(s, self._complete_lines(s)) for s in segments]
+            live = [s for s, lines in counts if lines > 0]
+            rows = sum(lines for _, lines in counts)
             try:
-                rows, inserted = self._move(segments)
-                self._flush_side_rows()
+                held = time.perf_counter()
+                inserted = self._write(live)
+                held = time.perf_counter() - held
             except WarehouseBusy as exc:
                 self.consecutive_busy += 1
                 if self.consecutive_busy == 1 or self.consecutive_busy % 30 == 0:
@@ -157,6 +167,9 @@ class Flusher:
                 log.error("flush failed, spool keeps the rows: %s", exc)
                 seconds = time.perf_counter() - started
                 return FlushOutcome(error=str(exc), seconds=seconds, depth=self.spool.depth())
+            self.spool.remove(segments)
+            if inserted < rows:
+                log.info("flush skipped %d rows already stored (replay)", rows - inserted)
             if self.consecutive_busy:
                 log.info(
                     "warehouse available again after %d deferred flushes", self.consecutive_busy
@@ -167,24 +180,31 @@ class Flusher:
                 inserted=inserted,
                 segments=len(segments),
                 seconds=time.perf_counter() - started,
+                held_s=held,
                 depth=self.spool.depth(),
             )
 
-    def _move(self, segments: list[Segment]) -> tuple[int, int]:
-        """Insert every row of ``segments`` in one transaction, then delete them."""
-        live = [s for s in segments if self._complete_lines(s) > 0]
-        rows = sum(s.path.read_bytes().count(b"\n") for s in live)
-        inserted = 0
-        if live:
-            try:
-                inserted = self._insert_json([s.path for s in live])
-            except _BadSpoolData as exc:
-                log.error("spool data DuckDB cannot parse (%s); inserting line by line", exc)
-                inserted = self._insert_lines(live)
-        self.spool.remove(segments)
-        if inserted < rows:
-            log.info("flush skipped %d rows already stored (replay)", rows - inserted)
-        return rows, inserted
+    def _write(self, live: list[Segment]) -> int:
+        """Probe rows, then side rows, under one open of the file (none if idle)."""
+        with self._side_lock:
+            idle = not live and not self._side
+        if idle:
+            return 0
+        session = self.warehouse.connect() if self.warehouse.resident else nullcontext()
+        with session:  # a resident warehouse: nested writes share this attach
+            inserted = self._insert(live)
+            self._flush_side_rows()
+        return inserted
+
+    def _insert(self, live: list[Segment]) -> int:
+        """Insert every row of ``live`` in one statement (line by line if DuckDB balks)."""
+        if not live:
+            return 0
+        try:
+            return self._insert_json([s.path for s in live])
+        except _BadSpoolData as exc:
+            log.error("spool data DuckDB cannot parse (%s); inserting line by line", exc)
+            return self._insert_lines(live)
 
     def _complete_lines(self, segment: Segment) -> int:
         """Cut a torn tail (a write interrupted by a crash) off a sealed segment."""
