@@ -38,13 +38,16 @@ def test_run_writes_every_table_under_one_id(history: Warehouse) -> None:
         sql = f"SELECT count(*) AS n FROM {table} WHERE analysis_id = ?"
         assert history.query(sql, [aid])["n"][0] > 0, table
     phases = history.query(
-        "SELECT provider, label, stage, start_at FROM phases WHERE analysis_id = ? "
-        "AND label = 'degraded' ORDER BY start_at",
+        "SELECT provider, label, stage, start_at, start_lo, start_hi FROM phases "
+        "WHERE analysis_id = ? AND label = 'degraded' ORDER BY start_at",
         [aid],
     )
     assert phases["provider"].to_list() == ["nova"]
     onset = phases["start_at"][0]
     assert abs(onset - (START + timedelta(days=20))) <= timedelta(hours=24)
+    # the dated onset carries its interval
+    assert phases["start_lo"][0] <= onset <= phases["start_hi"][0]
+    assert phases["start_hi"][0] - phases["start_lo"][0] <= timedelta(days=3)
     errors = history.query(
         "SELECT \"at\", effect FROM change_points WHERE analysis_id = ? AND provider = 'nova' "
         "AND metric = 'error_rate' AND context_class = 'short' ORDER BY \"at\"",

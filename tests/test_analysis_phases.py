@@ -10,7 +10,15 @@ import pytest
 
 from pipeline.analysis import release_cycles as rc
 from pipeline.analysis.incidents import vendor_incidents
-from pipeline.analysis.phases import ProviderSeries, daily_probability, find_phases, ramp_onset
+from pipeline.analysis.phases import (
+    ProviderSeries,
+    Segment,
+    daily_probability,
+    find_phases,
+    ramp_fit,
+    ramp_onset,
+    refine_onsets,
+)
 from pipeline.analysis.warning_signs import warning_signs
 
 DAYS = 120
@@ -221,3 +229,54 @@ def test_ramp_onset_joint_fit() -> None:
     assert abs(ramp_onset([a, b], 0, 600, ramp.size) - 500) <= 12
     step = np.r_[np.zeros(500), np.ones(300)] + rng.normal(0, 0.3, 800)
     assert abs(ramp_onset([step], 0, 500, 800) - 500) <= 12
+
+
+def test_ramp_fit_interval_covers_the_start_and_a_step_stays_a_step() -> None:
+    rng = np.random.default_rng(5)
+    ramp = np.r_[np.zeros(600), np.linspace(0, 1, 121)[1:], np.ones(400)]
+    x = ramp + rng.normal(0, 0.3, ramp.size)
+    onset, lo, hi = ramp_fit([x], 0, 660, ramp.size)
+    assert lo <= 600 <= hi and abs(onset - 600) <= 24 and hi - lo <= 72
+    # an abrupt step with a stray excursion a week before: no slow start is read into it
+    step = np.r_[np.zeros(600), np.ones(400)] + rng.normal(0, 0.3, 1000)
+    step[430:450] += 0.6
+    onset, lo, hi = ramp_fit([step], 0, 600, 1000)
+    assert abs(onset - 600) <= 2 and lo <= 600 <= hi and hi - lo <= 6
+
+
+def test_onset_dating_sees_through_a_stable_piece_cut_out_of_the_ramp() -> None:
+    """Segmentation often cuts the first, not yet significant, stretch of a ramp off as a
+    short "stable" segment: the onset is dated from the whole stable run before it."""
+    rng = np.random.default_rng(8)
+    n = 1500
+    t = np.arange(n)
+    level = np.clip((t - 700) / 168, 0, 1) * np.log(1.3)
+    short = np.log(400) + level + rng.normal(0, 0.08, n)
+    s = ProviderSeries(hours=START + t, short=short)
+    segs = [
+        Segment(0, 720),
+        Segment(720, 760),
+        Segment(760, n, {"ttft_short": 0.2}, {}, "degraded", "subtle_degradation"),
+    ]
+    out = refine_onsets(segs, s)
+    assert [g.label for g in out] == ["stable", "degraded"]
+    deg = out[1]
+    assert abs(deg.start - 700) <= 24 and out[0].end == deg.start
+    assert deg.onset_lo is not None and deg.onset_hi is not None
+    assert deg.onset_lo <= 700 <= deg.onset_hi
+
+
+def test_planted_ramp_dated_from_its_start() -> None:
+    """Gradual 7-day ramp of +20 % (short) / +40 % (long): onset within a day of its start."""
+    rng = np.random.default_rng(21)
+    s = _series(rng)
+    t = np.arange(s.short.size)
+    frac = np.clip((t - 40 * 24) / (7 * 24), 0, 1) * (t < 90 * 24)
+    s2 = ProviderSeries(
+        s.hours, s.short + frac * np.log(1.2), s.long + frac * np.log(1.4), s.n, s.n_errors,
+        s.n_scored, s.n_correct, s.n_flagged,
+    )  # fmt: skip
+    deg = next(p for p in find_phases(s2)[0] if p.label == "degraded")
+    assert abs(deg.start - 40 * 24) <= 24
+    assert deg.start_lo is not None and deg.start_hi is not None
+    assert deg.start_lo <= deg.start <= deg.start_hi

@@ -337,6 +337,8 @@ def _phases(
                 severity=_finite(ph.severity), severity_lo=_finite(ph.severity_lo),
                 severity_hi=_finite(ph.severity_hi), confidence=_finite(ph.confidence),
                 signals=ph.signals,
+                start_lo=None if ph.start_lo is None else _ts(s.hours[ph.start_lo]),
+                start_hi=None if ph.start_hi is None else _ts(s.hours[ph.start_hi]),
             )  # fmt: skip
         days, probs, _method = daily_probability(s, phases, seed=seed)
         for d, p in zip(days, probs, strict=True):

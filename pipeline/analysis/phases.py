@@ -37,14 +37,23 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from numpy.typing import NDArray
 
-from pipeline.analysis.changepoints import detect, robust_scale
+from pipeline.analysis.changepoints import detect
 from pipeline.analysis.effects import (
     fisher_one_sided,
     mann_whitney_one_sided,
     relative_shift_ci,
 )
 
-__all__ = ["Phase", "ProviderSeries", "Segment", "daily_probability", "find_phases"]
+__all__ = [
+    "Phase",
+    "ProviderSeries",
+    "Segment",
+    "daily_probability",
+    "find_phases",
+    "ramp_fit",
+    "ramp_onset",
+    "refine_onsets",
+]
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -59,6 +68,7 @@ _MIN_ACCURACY_DROP = 0.02
 _MIN_FLAG_RATIO = 2.0
 _MERGE_HOURS = 24
 _RAMP_WINDOW = 14 * 24  # how far a gradual onset may start before the detected break
+_CHI2_1_95 = 3.841458820694124  # profile-likelihood interval for the onset
 
 
 @dataclass(frozen=True)
@@ -83,6 +93,8 @@ class Segment:
     pvalues: dict[str, float] = field(default_factory=dict)
     label: str = "stable"
     stage: str = "stable"
+    onset_lo: int | None = None  # 95 % interval of a dated onset (hour index)
+    onset_hi: int | None = None
 
 
 @dataclass(frozen=True)
@@ -97,6 +109,8 @@ class Phase:
     severity_hi: float
     confidence: float
     signals: list[str]
+    start_lo: int | None = None  # 95 % interval of the start when dated by the ramp fit
+    start_hi: int | None = None
 
 
 def _daily_breaks(events: IntArray | None, totals: IntArray | None) -> list[int]:
@@ -263,99 +277,148 @@ def find_phases(s: ProviderSeries, seed: int = 0) -> tuple[list[Phase], list[Seg
         _compare(s, (lo, hi), base) if (lo, hi) != base else Segment(lo, hi)
         for lo, hi in itertools.pairwise(edges)
     ]
-    labelled = _refine_onsets(_label(segments, s), s)
+    labelled = refine_onsets(_label(segments, s), s)
     return _merge_phases(labelled, s, base, seed), labelled
 
 
-def _refine_onsets(segments: list[Segment], s: ProviderSeries) -> list[Segment]:
+def refine_onsets(segments: list[Segment], s: ProviderSeries) -> list[Segment]:
     """Move each stable -> non-stable boundary to where the moved latency signals began to
-    depart (flat-ramp-flat fit), so a gradual degradation is dated from its start."""
+    depart (flat-ramp-flat fit), so a gradual degradation is dated from its start.
+
+    The left level comes from the whole run of stable segments before the boundary: the
+    first, not yet significant, stretch of a ramp is often cut off as a short "stable"
+    segment, and its level alone would date the departure late. Stable pieces after the
+    fitted onset join the degraded segment.
+    """
     out = list(segments)
-    for i in range(1, len(out)):
+    i = 1
+    while i < len(out):
         prev, seg = out[i - 1], out[i]
         if prev.label != "stable" or seg.label == "stable":
+            i += 1
             continue
-        signals = {
-            "ttft_short": s.short,
-            "ttft_long": s.long,
-            "long_context_penalty": None if s.long is None else s.long - s.short,
-        }
-        moved = [v for k, v in signals.items() if k in seg.moved and v is not None]
+        j = i - 1
+        while j > 0 and out[j - 1].label == "stable":
+            j -= 1
+        moved = [s.short] if "ttft_short" in seg.moved else []
+        if s.long is not None and {"ttft_long", "long_context_penalty"} & seg.moved.keys():
+            moved.append(s.long)  # the penalty is long - short: not a third signal
         if not moved:
+            i += 1
             continue
-        onset = max(prev.start + 1, ramp_onset(moved, prev.start, seg.start, seg.end))
-        out[i - 1] = replace(prev, end=onset)
-        out[i] = replace(seg, start=onset)
+        run_start, run_end = out[j].start, seg.end
+        for nxt in out[i + 1 :]:
+            if nxt.label == "stable":
+                break
+            run_end = nxt.end
+        onset, o_lo, o_hi = ramp_fit(moved, run_start, seg.start, run_end)
+        onset, o_lo = max(run_start + 1, onset), max(run_start + 1, o_lo)
+        # k: the stable segment that contains the onset; later stable pieces are absorbed.
+        k = max(m for m in range(j, i) if out[m].start < onset)
+        out[k] = replace(out[k], end=onset)
+        out[i] = replace(seg, start=onset, onset_lo=o_lo, onset_hi=max(o_hi, onset))
+        del out[k + 1 : i]
+        i = k + 2
     return out
 
 
 def ramp_onset(
     signals: list[FloatArray], lo: int, c: int, hi: int, window: int = _RAMP_WINDOW
 ) -> int:
-    """Start of the departure around break ``c``: least-squares flat-ramp-flat fit, joint
-    over ``signals`` (each weighted by its noise variance, one common start and end).
+    """Start of the departure around break ``c`` (see ``ramp_fit``)."""
+    return ramp_fit(signals, lo, c, hi, window)[0]
 
-    Levels before and after are the medians of ``x[lo:c]`` and ``x[c:hi]``; the ramp's start
-    ``s`` (in ``[c - window, c]``) and end ``e`` (in ``(s, c + window]``) minimise the squared
-    error over the window (NaN ignored). An abrupt step gives ``s = c``.
+
+def ramp_fit(
+    signals: list[FloatArray], lo: int, c: int, hi: int, window: int = _RAMP_WINDOW
+) -> tuple[int, int, int]:
+    """Onset of the departure around break ``c`` with a 95 % profile-likelihood interval:
+    ``(onset, onset_lo, onset_hi)``.
+
+    Model, per signal: the baseline level ``a`` (median of ``x[lo:c]``, the whole stable
+    run, so it is well estimated) until ``s``, a straight ramp from ``s`` to ``e``, then a
+    new level ``b``; ``b`` is fitted by least squares for every ``(s, e)`` (profile
+    likelihood), so a right segment that is still ramping or cut short does not bias the
+    start. The ramp is kept only when it beats the best abrupt step (``e = s + 1``) by more
+    than the chi-square(1) 95 % quantile (one extra parameter); otherwise the onset is the
+    best step. ``s`` ranges over
+    ``[c - window, c]``, ``e`` over ``(s, c + window]``, both within ``[lo, hi)``. Signals
+    share ``s`` and ``e`` and are weighted by their long-run noise variance (AR(1)
+    inflation of the robust variance), so the summed criterion is on the scale of a
+    Gaussian log-likelihood. The interval keeps every ``s`` whose profiled criterion is
+    within the chi-square(1) 95 % quantile (3.84) of the best (Gaussian, AR(1)-adjusted;
+    the onset is a non-regular parameter, so the interval is approximate). An abrupt step
+    gives ``s = c`` and a narrow interval.
     """
     w0, w1 = max(lo, c - window), min(hi, c + window)
-    total: FloatArray | None = None
-    grid: tuple[NDArray[np.int64], NDArray[np.int64]] | None = None
+    ramp: FloatArray | None = None
+    step: FloatArray | None = None
     for x in signals:
-        fit = _ramp_sse(x, lo, c, hi, w0, w1)
-        if fit is None:
+        left = x[lo:c]
+        left = left[np.isfinite(left)]
+        if left.size < 3 or np.isfinite(x[c:w1]).sum() < 3:
             continue
-        sse, ss, ee = fit
-        scale = robust_scale(x[np.isfinite(x)]) ** 2
-        if scale <= 0:
+        fit = _ramp_sse(x[w0:w1], c - w0, float(np.median(left)))
+        scale = _long_run_var(left)
+        if fit is None or scale <= 0:
             continue
-        total = sse / scale if total is None else total + sse / scale
-        grid = (ss, ee)
-    if total is None or grid is None:
-        return c
-    return int(w0 + grid[0][int(np.argmin(total))])
+        ramp = fit[0] / scale if ramp is None else ramp + fit[0] / scale
+        step = fit[1] / scale if step is None else step + fit[1] / scale
+    if ramp is None or step is None:
+        return c, c, c
+    # A ramp has one more parameter than a step (its length): prefer it only when it fits
+    # significantly better, so noise before an abrupt change is not read as a slow start.
+    crit = ramp if float(step.min() - ramp.min()) > _CHI2_1_95 else step
+    best = int(np.argmin(crit))
+    inside = np.flatnonzero(crit <= crit[best] + _CHI2_1_95)
+    return w0 + best, int(w0 + inside.min()), int(w0 + inside.max())
 
 
-def _ramp_sse(
-    x: FloatArray, lo: int, c: int, hi: int, w0: int, w1: int
-) -> tuple[FloatArray, NDArray[np.int64], NDArray[np.int64]] | None:
-    """Squared error of every flat-ramp-flat fit (start s, end e) within ``[w0, w1)``."""
-    left, right = x[lo:c], x[c:hi]
-    left, right = left[np.isfinite(left)], right[np.isfinite(right)]
-    if left.size < 3 or right.size < 3:
+def _long_run_var(x: FloatArray) -> float:
+    """Long-run variance of a stable stretch under AR(1): robust marginal variance (MAD)
+    times (1 + rho) / (1 - rho), so hourly autocorrelation does not overstate evidence."""
+    sd = float(np.median(np.abs(x - np.median(x)))) / 0.6744897501960817
+    rho = _lag1(x)
+    return sd * sd * (1.0 + rho) / (1.0 - rho)
+
+
+def _ramp_sse(x: FloatArray, c: int, level: float) -> tuple[FloatArray, FloatArray] | None:
+    """Profiled squared error of flat-ramp-flat fits over ``x`` (NaN ignored), left level
+    ``level``, right level fitted by least squares, for every ramp start ``s`` in
+    ``[0, c]``: ``(min over e of SSE(s, e), SSE(s, s + 1))``, the second being the abrupt
+    step at ``s``."""
+    n = x.size
+    mask = np.isfinite(x).astype(np.float64)
+    if mask.sum() < 6:
         return None
-    a, b = float(np.median(left)), float(np.median(right))
-    seg = x[w0:w1]
-    mask = np.isfinite(seg).astype(np.float64)
-    xv = np.where(mask > 0, seg, 0.0)
-    t = np.arange(seg.size, dtype=np.float64)
+    y = np.where(mask > 0, x - level, 0.0)
+    t = np.arange(n, dtype=np.float64)
 
     def cum(v: FloatArray) -> FloatArray:
         return np.concatenate([[0.0], np.cumsum(v)])
 
     m0, m1, m2 = cum(mask), cum(mask * t), cum(mask * t * t)
-    x0, x1, x2 = cum(xv), cum(xv * t), cum(xv * xv)
-    c_rel = c - w0
-    s_idx = np.arange(0, c_rel + 1)
-    e_idx = np.arange(c_rel, seg.size + 1)
+    y0, y1, yy = cum(y), cum(y * t), cum(y * y)
+    s_idx = np.arange(0, min(c, n - 1) + 1)
+    e_idx = np.arange(1, n + 1)
     ss, ee = np.meshgrid(s_idx, e_idx, indexing="ij")
     ok = ee > ss
     ss, ee = ss[ok], ee[ok]
-
-    def flat(level: float, i: NDArray[np.int64], j: NDArray[np.int64]) -> FloatArray:
-        return (x2[j] - x2[i]) - 2 * level * (x0[j] - x0[i]) + level * level * (m0[j] - m0[i])
-
-    k = (b - a) / (ee - ss)
-    sf = ss.astype(np.float64)
-    dev2 = flat(a, ss, ee)
-    cross = (x1[ee] - x1[ss]) - sf * (x0[ee] - x0[ss]) - a * (m1[ee] - m1[ss])
-    cross += a * sf * (m0[ee] - m0[ss])
-    u2 = (m2[ee] - m2[ss]) - 2 * sf * (m1[ee] - m1[ss]) + sf * sf * (m0[ee] - m0[ss])
-    ramp = dev2 - 2 * k * cross + k * k * u2
-    zero = np.zeros_like(ss)
-    end = np.full_like(ee, seg.size)
-    return flat(a, zero, ss) + ramp + flat(b, ee, end), ss, ee
+    # u(t) = 0 before s, (t - s + 1) / (e - s) on the ramp [s, e), 1 on [e, n), so ``s`` is
+    # the first departed hour (a step at s has u(s) = 1); the fit of y = x - level is
+    # (b - level) u(t): SSE = S_yy - S_yu^2 / S_uu.
+    sf, length = ss.astype(np.float64) - 1.0, (ee - ss).astype(np.float64)
+    suu = (m2[ee] - m2[ss]) - 2 * sf * (m1[ee] - m1[ss]) + sf * sf * (m0[ee] - m0[ss])
+    suu = suu / (length * length) + (m0[n] - m0[ee])
+    syu = ((y1[ee] - y1[ss]) - sf * (y0[ee] - y0[ss])) / length + (y0[n] - y0[ee])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        gain = np.where(suu > 1e-12, syu * syu / suu, 0.0)
+    sse = yy[n] - gain
+    # Best ramp end for each start: a segment-wise minimum over the flattened grid.
+    order = np.lexsort((sse, ss))
+    first = np.concatenate([[True], np.diff(ss[order]) != 0])
+    step = ee == ss + 1
+    return sse[order[first]], sse[step][np.argsort(ss[step])]
 
 
 def _merge_phases(
@@ -380,7 +443,20 @@ def _merge_phases(
         pmin = min((g.pvalues.get(k, 1.0) for g in group for k in g.moved), default=float("nan"))
         confidence = 1.0 - pmin if first.label != "stable" and math.isfinite(pmin) else 1.0
         phases.append(
-            Phase(no, first.label, first.stage, lo, hi, sev, sev_lo, sev_hi, confidence, signals)
+            Phase(
+                no,
+                first.label,
+                first.stage,
+                lo,
+                hi,
+                sev,
+                sev_lo,
+                sev_hi,
+                confidence,
+                signals,
+                first.onset_lo,
+                first.onset_hi,
+            )
         )
     return phases
 

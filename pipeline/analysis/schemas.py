@@ -32,6 +32,7 @@ SCHEMAS: dict[str, dict[str, pl.DataType]] = {
         "provider": _S, "model": _S, "phase_no": pl.Int32(), "label": _S, "stage": _S,
         "start_at": _TS, "end_at": _TS, "severity": _F, "severity_lo": _F,
         "severity_hi": _F, "confidence": _F, "signals": pl.List(pl.Utf8),
+        "start_lo": _TS, "start_hi": _TS,
     },
     "degraded_probability": {
         "provider": _S, "model": _S, "day": pl.Date(), "p_degraded": _F,

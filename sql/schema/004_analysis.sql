@@ -75,7 +75,9 @@ CREATE TABLE phases (
     severity_lo     DOUBLE,
     severity_hi     DOUBLE,
     confidence      DOUBLE,                          -- 0..1
-    signals         VARCHAR[]                        -- which metrics moved
+    signals         VARCHAR[],                       -- which metrics moved
+    start_lo        TIMESTAMPTZ,                     -- 95 % interval of a dated onset
+    start_hi        TIMESTAMPTZ                      -- (flat-ramp-flat fit; else NULL)
 );
 
 -- Per-day probability that a provider is in a degraded regime.

@@ -27,6 +27,7 @@ class PlantedPhase:
     long: float = 1.3  # TTFT multiplier, long context
     errors: float = 1.0  # error-rate multiplier
     accuracy_drop: float = 0.0
+    ramp_days: float = 0.0  # linear blend from no change to the full multipliers
 
 
 @dataclass(frozen=True)
@@ -69,9 +70,11 @@ def generate(
             acc = np.full(n, p.accuracy)
             for ph in p.phases:
                 sel = (day >= ph.start_day) & (day < ph.end_day)
-                mult[sel] *= ph.short if ctx == "short" else ph.long
-                err[sel] *= ph.errors
-                acc[sel] -= ph.accuracy_drop
+                frac = np.clip((day[sel] - ph.start_day) / max(ph.ramp_days, 1e-9), 0.0, 1.0)
+                m = ph.short if ctx == "short" else ph.long
+                mult[sel] *= np.exp(frac * np.log(m))
+                err[sel] *= 1.0 + frac * (ph.errors - 1.0)
+                acc[sel] -= frac * ph.accuracy_drop
             logt = np.log(p.base_ms * ctx_mult) + season + np.log(mult)
             logt += rng.normal(0, p.noise, n)
             tail = rng.random(n) < p.heavy_tail
