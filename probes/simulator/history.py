@@ -3,8 +3,8 @@
 ``generate`` returns ``probe_results`` rows (``source = 'synthetic'``) for every scenario
 provider x probe at the history cadence over a window ending now (or ``end``), using the
 same phase multipliers, demand rhythm, error probabilities, latency and quality model as
-the live server (``probes.simulator.model``). ``planted_phases`` and ``planted_releases``
-give the ground truth; ``probes.simulator.store`` writes all three to the warehouse.
+the live server (``probes.simulator.model``). ``probes.simulator.truth`` gives the planted
+ground truth; ``probes.simulator.store`` writes rows and truth to the warehouse.
 
 Per row, with ``noise`` scaling every sigma:
 
@@ -21,11 +21,8 @@ Per row, with ``noise`` scaling every sigma:
 
 from __future__ import annotations
 
-import dataclasses
-import json
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -44,7 +41,7 @@ from probes.simulator.scenario import (
 from probes.simulator.uuid7 import uuid7_batch
 from probes.tasks import FAMILIES
 
-__all__ = ["Window", "generate", "planted_phases", "planted_releases", "window"]
+__all__ = ["Window", "generate", "window"]
 
 Floats = npt.NDArray[np.float64]
 Bools = npt.NDArray[np.bool_]
@@ -453,79 +450,3 @@ class _Outcomes:
 
     def kind_is(self, kind: str) -> Bools:
         return self.kind_idx == ERROR_KINDS.index(kind)
-
-
-def planted_phases(scenario: Scenario, win: Window, step_scale: float = 1.0) -> pl.DataFrame:
-    """One row per provider phase: stage, start/end and the (scaled) multipliers."""
-    start = win.scenario_start
-    timeline_end = max(start + timedelta(days=scenario.clock.length_days), win.end)
-    rows = []
-    for provider in scenario.providers:
-        phases = provider.phases
-        for i, phase in enumerate(phases):
-            begin = start + timedelta(days=phase.start_day)
-            end = (
-                start + timedelta(days=phases[i + 1].start_day)
-                if i + 1 < len(phases)
-                else timeline_end
-            )
-            pv = model.phase_values(
-                provider, np.array([phase.start_day + phase.ramp_days + 1e-9]), step_scale
-            )
-            rows.append(
-                {
-                    "scenario": scenario.name,
-                    "provider": provider.name,
-                    "vendor": provider.vendor,
-                    "phase_index": i,
-                    "stage": phase.stage,
-                    "start_at": begin,
-                    "end_at": end,
-                    "ramp_days": phase.ramp_days,
-                    "latency_short": float(pv.latency_short[0]),
-                    "latency_long": float(pv.latency_long[0]),
-                    "speed": float(pv.speed[0]),
-                    "error_multiplier": 1.0 + (phase.error_multiplier - 1.0) * step_scale,
-                    "error_multipliers": _json({k: float(v[0]) for k, v in pv.error_mult.items()}),
-                    "wrong_multiplier": float(pv.wrong_multiplier[0]),
-                    "quantized": float(pv.quantized[0]),
-                    "wrong_script_rate": float(pv.wrong_script_rate[0]),
-                    "rate_limit": float(pv.rate_limit[0]),
-                }
-            )
-    return pl.DataFrame(rows)
-
-
-def planted_releases(scenario: Scenario, win: Window) -> pl.DataFrame:
-    """The scenario's releases as ``releases`` rows (origin 'synthetic')."""
-    rows = [
-        {
-            "vendor": provider.vendor,
-            "model": release.model,
-            "release_date": (win.scenario_start + timedelta(days=release.day)).date(),
-            "kind": release.kind,
-            "source_url": None,
-            "confidence": "high",
-            "origin": "synthetic",
-        }
-        for provider in scenario.providers
-        for release in provider.releases
-    ]
-    schema = {
-        "vendor": pl.String,
-        "model": pl.String,
-        "release_date": pl.Date,
-        "kind": pl.String,
-        "source_url": pl.String,
-        "confidence": pl.String,
-        "origin": pl.String,
-    }
-    return pl.DataFrame(rows, schema=schema)
-
-
-def options_json(options: HistoryOptions) -> str:
-    return _json(dataclasses.asdict(options))
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value, sort_keys=True)

@@ -14,15 +14,9 @@ from typing import Any, Protocol
 
 import polars as pl
 
-from probes.simulator.history import (
-    Window,
-    generate,
-    options_json,
-    planted_phases,
-    planted_releases,
-    window,
-)
+from probes.simulator.history import Window, generate, window
 from probes.simulator.scenario import HistoryOptions, Scenario
+from probes.simulator.truth import options_json, planted_phases, planted_releases
 
 __all__ = ["HistorySummary", "write_history"]
 
