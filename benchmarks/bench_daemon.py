@@ -200,13 +200,19 @@ def main() -> None:
     parser.add_argument("--local", action="store_true", help="in-process probe, no HTTP")
     parser.add_argument("--flush-interval", type=float, default=1.0, help="seconds")
     parser.add_argument(
+        "--flush-max-rows", type=int, default=500, help="flush early at this many rows"
+    )
+    parser.add_argument(
         "--probe-threads", type=int, default=2, help="worker event loops for probes (0 = none)"
     )
     args = parser.parse_args()
     setup_logging("ERROR")
     logging.getLogger("apscheduler").setLevel(logging.CRITICAL)
     tuning = DaemonTuning(
-        install_signals=False, schedule_report=False, probe_threads=args.probe_threads
+        install_signals=False,
+        schedule_report=False,
+        probe_threads=args.probe_threads,
+        flush_max_rows=args.flush_max_rows,
     )
     with tempfile.TemporaryDirectory() as tmp:
         if args.local:
@@ -220,7 +226,7 @@ def main() -> None:
         quiet = {r: quiet_flush_ms(Path(tmp), rows=1000, resident=r) for r in (True, False)}
     mode = (
         f"probe={'local' if args.local else 'simulator'} probe_threads={args.probe_threads}"
-        f" flush_interval={args.flush_interval:g}s"
+        f" flush_interval={args.flush_interval:g}s flush_max_rows={args.flush_max_rows}"
     )
     report(stats, args.seconds, len(config.providers) * len(config.probes), mode)
     for resident, samples in quiet.items():

@@ -232,10 +232,11 @@ class Warehouse:
 
     def close(self) -> None:
         """Drop the resident instance (a later write starts a new one)."""
-        if self._instance is not None:
-            instance, self._instance = self._instance, None
-            with contextlib.suppress(duckdb.Error):
-                instance.close()
+        with self._attach_lock:
+            if self._instance is not None:
+                instance, self._instance = self._instance, None
+                with contextlib.suppress(duckdb.Error):
+                    instance.close()
 
     # -- schema ------------------------------------------------------------------------
     def migrate(self) -> list[str]:

@@ -352,3 +352,25 @@ def test_open_alerts_and_todays_spend_are_read_back_at_start(tmp_path: Path) -> 
     spend = today_spend(Warehouse(config.warehouse.path), now.date())
     assert set(spend) == {"alpha", "beta"}
     assert all(s.tokens > 0 and s.cost_usd > 0 for s in spend.values())
+
+
+def test_a_full_batch_flushes_before_the_interval(tmp_path: Path) -> None:
+    """``flush_max_rows`` bounds a flush's batch (and so how long it holds the file);
+    the flush interval here is far longer than the test."""
+    config = make_config(
+        tmp_path,
+        every_s=0.2,
+        daemon=DaemonConfig(flush_interval_s=3600, lock_wait_s=0.2, shutdown_grace_s=5),
+    )
+    tuning = replace(QUIET, flush_max_rows=4, flush_min_gap_s=0.05)
+
+    async def main() -> DaemonStats:
+        daemon = Daemon(config, probe_fn=LocalProbe(latency_s=0.01), tuning=tuning)
+        task = asyncio.create_task(daemon.run())
+        await wait_until_async(lambda: daemon.stats.flushed_rows >= 8, what="early flushes")
+        assert max(daemon.stats.flush_ms) > 0
+        daemon.stop()
+        return await task
+
+    stats = asyncio.run(main())
+    assert len(_rows(config)) == stats.rows

@@ -47,6 +47,10 @@ class DaemonTuning:
     flush_backoff_max_s: float = 30.0
     install_signals: bool = True  # SIGTERM/SIGINT stop, SIGHUP reloads
     probe_threads: int = 0  # >0: run probes on worker event loops (high probe rates)
+    # Flush early once this many rows wait: a smaller batch holds the file for less time.
+    flush_max_rows: int = 500
+    # ... but leave the file free this long between flushes, so readers get their turn.
+    flush_min_gap_s: float = 0.25
     schedule_report: bool = True
 
 

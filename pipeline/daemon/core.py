@@ -106,6 +106,8 @@ class DaemonCore:
         self._stop = asyncio.Event()
         self._idle = asyncio.Event()
         self._flush_wake = asyncio.Event()
+        self._unflushed = 0  # rows spooled since the last flush started
+        self._flush_deferred = False  # a reader holds the file: wait out the back-off
         self._scheduler: AsyncIOScheduler | None = None
         self._client: httpx.AsyncClient | None = None
         self._caps: Caps | None = None
@@ -128,6 +130,9 @@ class DaemonCore:
             self.stats.lost += 1
             log.error("row %s for %s could not be spooled: %s", result.run_id, result.provider, exc)
             return
+        self._unflushed += 1
+        if self._unflushed >= self.tuning.flush_max_rows and not self._flush_deferred:
+            self._flush_wake.set()
         if result.run_status == "done":
             self.stats.done += 1
         elif result.run_status == "aborted":

@@ -1,5 +1,6 @@
-"""The flush loop: moves the spool into DuckDB every ``flush_interval``, backing off
-while a reader holds the file, and writes the heartbeat event."""
+"""The flush loop: moves the spool into DuckDB every ``flush_interval`` or as soon as
+``flush_max_rows`` rows wait (a bounded batch keeps each hold of the file short), backing
+off while a reader holds the file, and writes the heartbeat event."""
 
 from __future__ import annotations
 
@@ -25,22 +26,36 @@ class Flushing(DaemonCore):
     async def _flush_loop(self) -> None:
         interval = self.config.daemon.flush_interval_s
         delay = interval
-        last_heartbeat = time.monotonic()
+        last_heartbeat = last_flush = time.monotonic()
         while not self._stopping:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._flush_wake.wait(), timeout=delay)
-            self._flush_wake.clear()
+            await self._wait_for_flush(delay, last_flush)
             if self._stopping:
                 break
             if time.monotonic() - last_heartbeat >= self.tuning.heartbeat_s:
                 self._record_event("heartbeat", None)
                 last_heartbeat = time.monotonic()
+            self._unflushed = 0
             outcome = await self.flush()
+            last_flush = time.monotonic()
             interval = self.config.daemon.flush_interval_s
+            self._flush_deferred = outcome.busy
             if outcome.busy:
                 delay = min(max(delay * 2, interval), self.tuning.flush_backoff_max_s)
             else:
                 delay = interval
+
+    async def _wait_for_flush(self, delay: float, last_flush: float) -> None:
+        """Until ``delay`` passes or the row count (or shutdown) wakes the loop; a wake by
+        the row count still leaves the file free ``flush_min_gap_s`` after the last flush."""
+        try:
+            await asyncio.wait_for(self._flush_wake.wait(), timeout=delay)
+        except TimeoutError:
+            return
+        finally:
+            self._flush_wake.clear()
+        early = self.tuning.flush_min_gap_s - (time.monotonic() - last_flush)
+        if early > 0 and not self._stopping:
+            await asyncio.sleep(early)
 
     async def flush(self) -> FlushOutcome:
         """Move the spool into the warehouse now (in a worker thread)."""
