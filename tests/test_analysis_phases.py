@@ -112,7 +112,9 @@ def test_markov_probability_marks_degraded_days() -> None:
     assert np.mean(p[55:75]) > 0.8 and np.mean(p[:45]) < 0.2
 
 
-def _hourly(busy_recent: float, limit_recent: float = 250.0) -> pl.DataFrame:
+def _hourly(
+    busy_recent: float, limit_recent: float = 250.0, headroom_recent: float = 0.6
+) -> pl.DataFrame:
     rng = np.random.default_rng(7)
     hours = [datetime(2026, 1, 1, tzinfo=UTC) + timedelta(hours=h) for h in range(24 * 40)]
     recent = np.arange(len(hours)) >= 24 * 37
@@ -123,6 +125,9 @@ def _hourly(busy_recent: float, limit_recent: float = 250.0) -> pl.DataFrame:
         "n": n, "n_busy": busy, "n_scored": n - busy, "n_correct": n - busy,
         "n_flagged": np.zeros(len(hours), dtype=np.int64),
         "requests_limit": np.where(recent, limit_recent, 500.0), "tokens_limit": None,
+        "requests_headroom": np.clip(
+            np.where(recent, headroom_recent, 0.6) + rng.normal(0, 0.05, len(hours)), 0, 1
+        ),
     })  # fmt: skip
     return frame.with_columns(pl.col("hour").cast(pl.Datetime("us", "UTC")))
 
@@ -149,6 +154,14 @@ def test_warning_signs_fire_on_errors_and_limits_and_no_official_word() -> None:
         schema={"vendor": pl.Utf8, "start_date": pl.Date, "end_date": pl.Date},
     )
     assert not _signs(_hourly(0.05), incidents)["no_official_word"].fires
+
+
+def test_shrinking_headroom_at_the_same_limit_is_a_reduced_rate_limit() -> None:
+    empty = pl.DataFrame(schema={"vendor": pl.Utf8, "start_date": pl.Date, "end_date": pl.Date})
+    sign = _signs(_hourly(0.01, limit_recent=500.0, headroom_recent=0.3), empty)
+    rl = sign["reduced_rate_limits"]
+    assert rl.fires and rl.effect == pytest.approx(-0.5, abs=0.05)
+    assert "headroom" in rl.detail and "Bonferroni" in rl.test
 
 
 def test_warning_signs_quiet_when_nothing_changes() -> None:

@@ -68,6 +68,7 @@ _MIN_ACCURACY_DROP = 0.02
 _MIN_FLAG_RATIO = 2.0
 _MERGE_HOURS = 24
 _RAMP_WINDOW = 14 * 24  # how far a gradual onset may start before the detected break
+_LATENCY = frozenset({"ttft_short", "ttft_long", "long_context_penalty"})
 _CHI2_1_95 = 3.841458820694124  # profile-likelihood interval for the onset
 
 
@@ -300,17 +301,23 @@ def refine_onsets(segments: list[Segment], s: ProviderSeries) -> list[Segment]:
         j = i - 1
         while j > 0 and out[j - 1].label == "stable":
             j -= 1
-        moved = [s.short] if "ttft_short" in seg.moved else []
-        if s.long is not None and {"ttft_long", "long_context_penalty"} & seg.moved.keys():
-            moved.append(s.long)  # the penalty is long - short: not a third signal
-        if not moved:
-            i += 1
-            continue
         run_start, run_end = out[j].start, seg.end
+        run_moved = set(seg.moved)
         for nxt in out[i + 1 :]:
             if nxt.label == "stable":
                 break
             run_end = nxt.end
+            run_moved |= nxt.moved.keys()
+        # The latency signals that moved at the boundary; when only counts moved there
+        # (errors first), those that moved later in the same episode: the fit cannot date
+        # the onset after the boundary, only find an earlier departure.
+        names = seg.moved.keys() if _LATENCY & seg.moved.keys() else run_moved
+        moved = [s.short] if "ttft_short" in names else []
+        if s.long is not None and {"ttft_long", "long_context_penalty"} & names:
+            moved.append(s.long)  # the penalty is long - short: not a third signal
+        if not moved:
+            i += 1
+            continue
         onset, o_lo, o_hi = ramp_fit(moved, run_start, seg.start, run_end)
         onset, o_lo = max(run_start + 1, onset), max(run_start + 1, o_lo)
         # k: the stable segment that contains the onset; later stable pieces are absorbed.

@@ -9,8 +9,10 @@ the "worse" direction:
   exact; rate ratio with a log-normal CI; worth reporting from x1.5.
 * dumber_answers: wrong answers among scored probes and sanity-flagged answers among all, two
   Fisher exact tests combined by Bonferroni; effect = accuracy change (points).
-* reduced_rate_limits: advertised request limit (else token limit), Mann-Whitney on hourly
-  medians; worth reporting from -5 %. No headers means no test.
+* reduced_rate_limits: advertised request limit (else token limit) and request headroom
+  (remaining / limit), each a Mann-Whitney on hourly medians, Bonferroni-combined; worth
+  reporting from -5 % of the limit or -20 % of the headroom (headroom also falls when the
+  same key serves more traffic). No headers means no test.
 * no_official_word: not a statistical test: fires when another sign fires and the incidents
   table has nothing for the vendor overlapping the window.
 
@@ -49,6 +51,7 @@ SIGNS = (
 RECENT = timedelta(days=3)
 BASELINE = timedelta(days=28)
 _Q = 0.05
+_MIN_HEADROOM_DROP = 0.20  # relative fall of the median headroom worth reporting
 _MIN = {
     "long_context_slower": 0.10,
     "more_busy_errors": 0.5,
@@ -153,6 +156,12 @@ def _dumber(
 def _limits(
     base: pl.DataFrame, rec: pl.DataFrame
 ) -> tuple[float, float, float, float, str, str, bool] | None:
+    """Advertised limit and headroom (remaining / limit), each a one-sided Mann-Whitney on
+    hourly medians, combined by Bonferroni. Effect: relative change of the limit when it
+    moved, else of the median headroom (a smaller headroom at the same limit is less
+    capacity for us; it also falls when the same key serves more traffic, hence the
+    higher bar)."""
+    tests: list[tuple[float, float, float, float, str, bool]] = []
     for col in ("requests_limit", "tokens_limit"):
         b = base[col].drop_nulls().to_numpy().astype(float)
         a = rec[col].drop_nulls().to_numpy().astype(float)
@@ -161,8 +170,26 @@ def _limits(
             eff, lo, hi = relative_shift_ci(lb, la)
             p = mann_whitney_one_sided(la, lb, 0.0)  # 'baseline larger' = limits went down
             detail = f"{col} median {np.median(b):.0f} -> {np.median(a):.0f}"
-            return eff, lo, hi, p, "mann-whitney", detail, eff <= -_MIN["reduced_rate_limits"]
-    return None
+            tests.append((eff, lo, hi, p, detail, eff <= -_MIN["reduced_rate_limits"]))
+            break
+    if "requests_headroom" in base.columns:
+        b = base["requests_headroom"].drop_nulls().to_numpy().astype(float)
+        a = rec["requests_headroom"].drop_nulls().to_numpy().astype(float)
+        if a.size >= 6 and b.size >= 6 and np.median(b) > 0:
+            # 429s report zero remaining: floor at 0.1 % so the log stays finite
+            lb, la = np.log(np.maximum(b, 1e-3)), np.log(np.maximum(a, 1e-3))
+            eff, lo, hi = relative_shift_ci(lb, la)
+            p = mann_whitney_one_sided(la, lb, _lag1(lb))
+            detail = f"requests headroom median {np.median(b):.2f} -> {np.median(a):.2f}"
+            tests.append((eff, lo, hi, p, detail, eff <= -_MIN_HEADROOM_DROP))
+    if not tests:
+        return None
+    ps = [t[3] for t in tests if math.isfinite(t[3])]
+    p = min(1.0, len(ps) * min(ps)) if ps else float("nan")
+    eff, lo, hi = next(((t[0], t[1], t[2]) for t in tests if t[5]), tests[0][:3])
+    name = "mann-whitney" if len(tests) == 1 else "mann-whitney x2 (limit, headroom), Bonferroni"
+    detail = "; ".join(f"{t[4]} (p={t[3]:.3g})" for t in tests)
+    return eff, lo, hi, p, name, detail, any(t[5] for t in tests)
 
 
 def warning_signs(

@@ -70,11 +70,16 @@ def generate(
             acc = np.full(n, p.accuracy)
             for ph in p.phases:
                 sel = (day >= ph.start_day) & (day < ph.end_day)
-                frac = np.clip((day[sel] - ph.start_day) / max(ph.ramp_days, 1e-9), 0.0, 1.0)
                 m = ph.short if ctx == "short" else ph.long
-                mult[sel] *= np.exp(frac * np.log(m))
-                err[sel] *= 1.0 + frac * (ph.errors - 1.0)
-                acc[sel] -= frac * ph.accuracy_drop
+                if ph.ramp_days > 0:
+                    frac = np.clip((day[sel] - ph.start_day) / ph.ramp_days, 0.0, 1.0)
+                    mult[sel] *= np.exp(frac * np.log(m))
+                    err[sel] *= 1.0 + frac * (ph.errors - 1.0)
+                    acc[sel] -= frac * ph.accuracy_drop
+                else:
+                    mult[sel] *= m
+                    err[sel] *= ph.errors
+                    acc[sel] -= ph.accuracy_drop
             logt = np.log(p.base_ms * ctx_mult) + season + np.log(mult)
             logt += rng.normal(0, p.noise, n)
             tail = rng.random(n) < p.heavy_tail
