@@ -5,41 +5,41 @@ here keeps the file open: every operation opens a connection, does its work in a
 transaction and closes it. A lock held by another process is retried briefly and then
 reported as ``WarehouseBusy`` naming the holder, never as a raw DuckDB error.
 
-Schema changes are migrations (``sql/schema/NNN_name.sql``), each applied in one
-transaction together with its record in ``_migrations``; views (``sql/views/*.sql``) are
-(re)created inside the database so the plain ``duckdb`` CLI sees them too.
+The schema (migrations, views, bundled reference data) is ``pipeline.schema``; it is
+applied on the first write connection of each ``Warehouse`` object.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import duckdb
 import polars as pl
 
-from pipeline.resources import data_dir, sql_dir
+from pipeline.schema import (
+    Migration,
+    SchemaError,
+    apply_migrations,
+    refresh_bundled,
+    refresh_views,
+)
 
 __all__ = [
-    "Migration",
     "SqlError",
     "Warehouse",
     "WarehouseBusy",
     "WarehouseError",
-    "load_migrations",
 ]
 
 _LOCK_PATTERNS = ("Could not set lock", "Conflicting lock")
 _HOLDER = re.compile(r"Conflicting lock is held in (?P<exe>.+?) \(PID (?P<pid>\d+)\)")
-_MIGRATION_NAME = re.compile(r"^(?P<number>\d{3})_(?P<name>[a-z0-9_]+)\.sql$")
 _ALIAS = "warehouse"  # the file's catalog name inside a resident instance
 
 
@@ -53,42 +53,6 @@ class SqlError(WarehouseError):
 
 class WarehouseBusy(WarehouseError):
     """Another process holds the DuckDB file longer than we are willing to wait."""
-
-
-@dataclass(frozen=True, slots=True)
-class Migration:
-    number: int
-    name: str
-    sql: str
-
-
-def load_migrations(directory: Path | None = None) -> list[Migration]:
-    """Read ``NNN_name.sql`` files in order; refuse duplicate numbers and stray names."""
-    directory = directory or sql_dir() / "schema"
-    migrations: list[Migration] = []
-    seen: dict[int, str] = {}
-    for path in sorted(directory.glob("*.sql")):
-        match = _MIGRATION_NAME.match(path.name)
-        if match is None:
-            raise WarehouseError(f"{path}: migration files must be named NNN_name.sql")
-        number = int(match["number"])
-        if number in seen:
-            raise WarehouseError(
-                f"{path}: migration number {number:03d} also used by {seen[number]}"
-            )
-        seen[number] = path.name
-        migrations.append(Migration(number, path.stem, path.read_text(encoding="utf-8")))
-    return migrations
-
-
-def _load_views(directory: Path | None = None) -> dict[str, str]:
-    """View files in dependency order: files are applied sorted by name."""
-    directory = directory or sql_dir() / "views"
-    return {p.stem: p.read_text(encoding="utf-8") for p in sorted(directory.glob("*.sql"))}
-
-
-def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _is_lock_error(exc: BaseException) -> bool:
@@ -244,103 +208,15 @@ class Warehouse:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         con = self._open(read_only=False)
         try:
-            applied = self._apply_migrations(con)
-            self._refresh_views(con)
-            self._refresh_bundled(con)
+            applied = apply_migrations(con, self._migrations)
+            refresh_views(con)
+            refresh_bundled(con)
+        except SchemaError as exc:
+            raise WarehouseError(str(exc)) from exc
         finally:
             con.close()
         self._migrated = True
         return applied
-
-    def _apply_migrations(self, con: duckdb.DuckDBPyConnection) -> list[str]:
-        con.execute(
-            "CREATE TABLE IF NOT EXISTS _migrations ("
-            " number INTEGER PRIMARY KEY, name VARCHAR NOT NULL,"
-            " applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"
-        )
-        done = {row[0] for row in con.execute("SELECT number FROM _migrations").fetchall()}
-        applied: list[str] = []
-        migrations = self._migrations if self._migrations is not None else load_migrations()
-        for migration in migrations:
-            if migration.number in done:
-                continue
-            con.execute("BEGIN TRANSACTION")
-            try:
-                for statement in con.extract_statements(migration.sql):
-                    con.execute(statement)
-                con.execute(
-                    "INSERT INTO _migrations (number, name) VALUES (?, ?)",
-                    [migration.number, migration.name],
-                )
-                con.execute("COMMIT")
-            except duckdb.Error as exc:
-                con.execute("ROLLBACK")
-                raise WarehouseError(f"migration {migration.name} failed: {exc}") from exc
-            applied.append(migration.name)
-        return applied
-
-    @staticmethod
-    def _refresh(
-        con: duckdb.DuckDBPyConnection,
-        kind: str,
-        digest: str,
-        statements: Sequence[tuple[str, Sequence[Any] | None]],
-    ) -> None:
-        """Run ``statements`` in one transaction unless ``kind`` was built from ``digest``."""
-        con.execute(
-            "CREATE TABLE IF NOT EXISTS _refreshed (kind VARCHAR PRIMARY KEY, "
-            "digest VARCHAR NOT NULL, refreshed_at TIMESTAMPTZ NOT NULL DEFAULT now())"
-        )
-        rows = con.execute("SELECT digest FROM _refreshed WHERE kind = ?", [kind]).fetchall()
-        if rows and rows[0][0] == digest:
-            return
-        con.execute("BEGIN TRANSACTION")
-        try:
-            for statement, params in statements:
-                con.execute(statement, params)
-            con.execute(
-                "INSERT OR REPLACE INTO _refreshed (kind, digest) VALUES (?, ?)", [kind, digest]
-            )
-            con.execute("COMMIT")
-        except duckdb.Error as exc:
-            con.execute("ROLLBACK")
-            raise WarehouseError(f"refreshing {kind} failed: {exc}") from exc
-
-    def _refresh_views(self, con: duckdb.DuckDBPyConnection) -> None:
-        """Recreate the views when their text changed."""
-        views = _load_views()
-        text = "\n".join(f"{name}\n{body}" for name, body in views.items())
-        statements = [
-            (s.query, None) for body in views.values() for s in con.extract_statements(body)
-        ]
-        self._refresh(con, "views", _digest(text), statements)
-
-    def _refresh_bundled(self, con: duckdb.DuckDBPyConnection) -> None:
-        """Reload the shipped release calendar and incidents when the files changed.
-
-        User rows are never touched; a user row with the same key wins over a bundled one.
-        """
-        releases, incidents = data_dir() / "releases.csv", data_dir() / "incidents.csv"
-        digest = _digest(
-            releases.read_text(encoding="utf-8") + incidents.read_text(encoding="utf-8")
-        )
-        statements: list[tuple[str, Sequence[Any] | None]] = [
-            ("DELETE FROM releases WHERE origin = 'bundled'", None),
-            ("DELETE FROM incidents WHERE origin = 'bundled'", None),
-            (
-                "INSERT INTO releases BY NAME SELECT vendor, model, release_date, kind,"
-                " source_url, confidence, 'bundled' AS origin"
-                " FROM read_csv(?, header = true, all_varchar = true) ON CONFLICT DO NOTHING",
-                [str(releases)],
-            ),
-            (
-                "INSERT INTO incidents BY NAME SELECT vendor, start_date,"
-                " nullif(end_date, '') AS end_date, summary, source_url, 'bundled' AS origin"
-                " FROM read_csv(?, header = true, all_varchar = true) ON CONFLICT DO NOTHING",
-                [str(incidents)],
-            ),
-        ]
-        self._refresh(con, "bundled_reference", digest, statements)
 
     # -- writes ------------------------------------------------------------------------
     def insert_rows(self, table: str, rows: Sequence[Mapping[str, Any]], *, key: str) -> int:

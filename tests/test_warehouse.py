@@ -10,7 +10,8 @@ import duckdb
 import polars as pl
 import pytest
 
-from pipeline.warehouse import Migration, Warehouse, WarehouseBusy, WarehouseError, load_migrations
+from pipeline.schema import Migration, SchemaError, load_migrations
+from pipeline.warehouse import Warehouse, WarehouseBusy, WarehouseError
 from probes.ids import new_run_id, run_id_at
 from probes.result import ProbeResult
 from tests.support.lock_holder import holding
@@ -75,7 +76,7 @@ def test_failed_migration_rolls_back_with_its_record(tmp_path: Path) -> None:
 def test_migration_files_are_numbered_uniquely(tmp_path: Path) -> None:
     (tmp_path / "001_a.sql").write_text("SELECT 1;")
     (tmp_path / "001_b.sql").write_text("SELECT 1;")
-    with pytest.raises(WarehouseError, match="001"):
+    with pytest.raises(SchemaError, match="001"):
         load_migrations(tmp_path)
 
 

@@ -1,0 +1,162 @@
+"""The warehouse's schema: migrations, views and the bundled reference data.
+
+Migrations (``sql/schema/NNN_name.sql``) are applied by number, each in one transaction
+together with its record in ``_migrations``. Views (``sql/views/*.sql``) and the shipped
+release calendar are rebuilt inside the database whenever their text changes, so the plain
+``duckdb`` CLI sees the same views. These functions work on a connection the warehouse
+opened; they never open the file themselves.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from pipeline.resources import data_dir, sql_dir
+
+__all__ = [
+    "Migration",
+    "SchemaError",
+    "apply_migrations",
+    "load_migrations",
+    "refresh_bundled",
+    "refresh_views",
+]
+
+_MIGRATION_NAME = re.compile(r"^(?P<number>\d{3})_(?P<name>[a-z0-9_]+)\.sql$")
+
+
+class SchemaError(Exception):
+    """A migration, view or reference file that cannot be applied."""
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    number: int
+    name: str
+    sql: str
+
+
+def load_migrations(directory: Path | None = None) -> list[Migration]:
+    """Read ``NNN_name.sql`` files in order; refuse duplicate numbers and stray names."""
+    directory = directory or sql_dir() / "schema"
+    migrations: list[Migration] = []
+    seen: dict[int, str] = {}
+    for path in sorted(directory.glob("*.sql")):
+        match = _MIGRATION_NAME.match(path.name)
+        if match is None:
+            raise SchemaError(f"{path}: migration files must be named NNN_name.sql")
+        number = int(match["number"])
+        if number in seen:
+            raise SchemaError(f"{path}: migration number {number:03d} also used by {seen[number]}")
+        seen[number] = path.name
+        migrations.append(Migration(number, path.stem, path.read_text(encoding="utf-8")))
+    return migrations
+
+
+def _load_views(directory: Path | None = None) -> dict[str, str]:
+    """View files in dependency order: files are applied sorted by name."""
+    directory = directory or sql_dir() / "views"
+    return {p.stem: p.read_text(encoding="utf-8") for p in sorted(directory.glob("*.sql"))}
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def apply_migrations(
+    con: duckdb.DuckDBPyConnection, migrations: Sequence[Migration] | None = None
+) -> list[str]:
+    """Apply every migration not yet recorded, each in one transaction with its record."""
+    con.execute(
+        "CREATE TABLE IF NOT EXISTS _migrations ("
+        " number INTEGER PRIMARY KEY, name VARCHAR NOT NULL,"
+        " applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"
+    )
+    done = {row[0] for row in con.execute("SELECT number FROM _migrations").fetchall()}
+    applied: list[str] = []
+    migrations = migrations if migrations is not None else load_migrations()
+    for migration in migrations:
+        if migration.number in done:
+            continue
+        con.execute("BEGIN TRANSACTION")
+        try:
+            for statement in con.extract_statements(migration.sql):
+                con.execute(statement)
+            con.execute(
+                "INSERT INTO _migrations (number, name) VALUES (?, ?)",
+                [migration.number, migration.name],
+            )
+            con.execute("COMMIT")
+        except duckdb.Error as exc:
+            con.execute("ROLLBACK")
+            raise SchemaError(f"migration {migration.name} failed: {exc}") from exc
+        applied.append(migration.name)
+    return applied
+
+
+def _refresh(
+    con: duckdb.DuckDBPyConnection,
+    kind: str,
+    digest: str,
+    statements: Sequence[tuple[str, Sequence[Any] | None]],
+) -> None:
+    """Run ``statements`` in one transaction unless ``kind`` was built from ``digest``."""
+    con.execute(
+        "CREATE TABLE IF NOT EXISTS _refreshed (kind VARCHAR PRIMARY KEY, "
+        "digest VARCHAR NOT NULL, refreshed_at TIMESTAMPTZ NOT NULL DEFAULT now())"
+    )
+    rows = con.execute("SELECT digest FROM _refreshed WHERE kind = ?", [kind]).fetchall()
+    if rows and rows[0][0] == digest:
+        return
+    con.execute("BEGIN TRANSACTION")
+    try:
+        for statement, params in statements:
+            con.execute(statement, params)
+        con.execute(
+            "INSERT OR REPLACE INTO _refreshed (kind, digest) VALUES (?, ?)", [kind, digest]
+        )
+        con.execute("COMMIT")
+    except duckdb.Error as exc:
+        con.execute("ROLLBACK")
+        raise SchemaError(f"refreshing {kind} failed: {exc}") from exc
+
+
+def refresh_views(con: duckdb.DuckDBPyConnection) -> None:
+    """Recreate the views when their text changed."""
+    views = _load_views()
+    text = "\n".join(f"{name}\n{body}" for name, body in views.items())
+    statements = [(s.query, None) for body in views.values() for s in con.extract_statements(body)]
+    _refresh(con, "views", _digest(text), statements)
+
+
+def refresh_bundled(con: duckdb.DuckDBPyConnection) -> None:
+    """Reload the shipped release calendar and incidents when the files changed.
+
+    User rows are never touched; a user row with the same key wins over a bundled one.
+    """
+    releases, incidents = data_dir() / "releases.csv", data_dir() / "incidents.csv"
+    digest = _digest(releases.read_text(encoding="utf-8") + incidents.read_text(encoding="utf-8"))
+    statements: list[tuple[str, Sequence[Any] | None]] = [
+        ("DELETE FROM releases WHERE origin = 'bundled'", None),
+        ("DELETE FROM incidents WHERE origin = 'bundled'", None),
+        (
+            "INSERT INTO releases BY NAME SELECT vendor, model, release_date, kind,"
+            " source_url, confidence, 'bundled' AS origin"
+            " FROM read_csv(?, header = true, all_varchar = true) ON CONFLICT DO NOTHING",
+            [str(releases)],
+        ),
+        (
+            "INSERT INTO incidents BY NAME SELECT vendor, start_date,"
+            " nullif(end_date, '') AS end_date, summary, source_url, 'bundled' AS origin"
+            " FROM read_csv(?, header = true, all_varchar = true) ON CONFLICT DO NOTHING",
+            [str(incidents)],
+        ),
+    ]
+    _refresh(con, "bundled_reference", digest, statements)
