@@ -13,18 +13,25 @@ the planted phases (synthetic_phases) and releases. Scores per history and overa
   planted onset, minus the onset (hours), median;
 * false phases per 180 stable days: detected degraded phases starting inside planted
   stable time (outside the first ramp of the stable stage and 24 h from any planted change);
-* lead-time error: detected minus planted release lead time (days).
+* lead-time error: detected minus planted release lead time (days);
+* onset interval coverage: share of matched onsets whose planted time lies inside the phase's
+  95 % onset interval (phases.start_lo/start_hi, +-1 h for hourly resolution).
 
 Part 2: the 30 % step target: abrupt +30 % in hourly median short-context TTFT (our own small
 planted generator, tests/support/planted.py), 20 seeds: offline onset error and online delay.
 
-Run: uv run python benchmarks/bench_analysis_accuracy.py [--histories N]
+Part 3: gradual onsets on our own generator (so the onset dating is not judged on one
+generator only): one provider, a ramp of 0-10 days to +6..20 % short / +20..40 % long TTFT,
+varied noise; onset error, +-24 h hits, and the onset interval's coverage.
+
+Run: uv run python benchmarks/bench_analysis_accuracy.py [--histories N] [--misses]
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
 import statistics
 import sys
 import tempfile
@@ -32,6 +39,7 @@ import time
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -45,6 +53,7 @@ from probes.simulator.store import write_history
 from tests.support.planted import START, PlantedPhase, PlantedProvider, generate
 
 H = timedelta(hours=1)
+PAIR = ("stable", "degraded")
 CLOCK_START = date(2026, 1, 5)  # day 0 of the scenario: pinned, so runs are reproducible
 DAYS = 180
 
@@ -111,8 +120,8 @@ def match(found: list[datetime], planted: list[datetime], margin: timedelta) -> 
 def score_history(wh: Warehouse, aid: str) -> dict[str, float | list[float]]:
     onsets, stable, data_start = truth(wh)
     phases = wh.query(
-        "SELECT provider, phase_no, label, start_at FROM phases WHERE analysis_id = ? "
-        "ORDER BY provider, phase_no",
+        "SELECT provider, phase_no, label, start_at, start_lo, start_hi FROM phases "
+        "WHERE analysis_id = ? ORDER BY provider, phase_no",
         [aid],
     )
     online = wh.query(
@@ -124,6 +133,7 @@ def score_history(wh: Warehouse, aid: str) -> dict[str, float | list[float]]:
     res: dict[str, float | list[float]] = {
         "tp24": 0, "tp72": 0, "n_found": 0, "n_true": 0, "false": 0,
         "stable_days": 0.0, "err": [], "delay": [], "lead_err": [], "misses": [],
+        "covered": [], "width": [],
     }  # fmt: skip
     for provider, planted in onsets.items():
         rows = phases.filter(pl.col("provider") == provider).rows(named=True)
@@ -140,9 +150,14 @@ def score_history(wh: Warehouse, aid: str) -> dict[str, float | list[float]]:
         for p in set(planted) - {q for _, q in hits}:
             near = min(((f - p) / H for f in found), key=abs, default=float("nan"))
             res["misses"].append(f"{provider} {p:%m-%d}: nearest {near:+.0f} h")  # type: ignore[union-attr]
+        interval = {r["start_at"]: (r["start_lo"], r["start_hi"]) for r in rows}
         for f, p in match(found, planted, 72 * H):
             res["tp72"] += 1  # type: ignore[operator]
             res["err"].append((f - p) / H)  # type: ignore[union-attr]
+            lo, hi = interval[f]
+            if lo is not None and hi is not None:
+                res["covered"].append(float(lo - H <= p <= hi + H))  # type: ignore[union-attr]
+                res["width"].append((hi - lo) / H)  # type: ignore[union-attr]
         alarms = online.filter(pl.col("provider") == provider)["detected_at"].to_list()
         for p in planted:
             after = [a for a in alarms if p <= a <= p + timedelta(days=30)]
@@ -238,7 +253,9 @@ def part1(n: int, show_misses: bool = False) -> None:
         f"median online delay {med(total['delay']):.1f} h; "  # type: ignore[arg-type]
         f"false phases {fa:.2f} per 180 stable days (target <= 1); "
         f"lead-time error median |{med([abs(x) for x in lead]):.1f}| d, "  # type: ignore[union-attr]
-        f"{within:.0%} within +-7 d"
+        f"{within:.0%} within +-7 d; the onset's 95 % interval (+-1 h) holds the planted "
+        f"onset for {statistics.fmean(total['covered']):.0%} of matched onsets, median width "  # type: ignore[arg-type]
+        f"{med(total['width']):.0f} h"  # type: ignore[arg-type]
     )
 
 
@@ -275,15 +292,57 @@ def part2(seeds: int) -> None:
     )
 
 
+def part3(seeds: int) -> None:
+    """Gradual onsets on our own generator (not the simulator): ramps of 0-10 days."""
+    print(f"\nPart 3: planted ramps (tests/support/planted.py), {seeds} seeds (10-min cadence)")
+    errs: list[float] = []
+    covered: list[float] = []
+    early = 0
+    for s in range(seeds):
+        rng = np.random.default_rng(1000 + s)
+        ramp = float(rng.choice([0, 3, 5, 7, 10]))
+        day = float(rng.uniform(40, 60))
+        short, long = float(rng.choice([1.06, 1.1, 1.2])), float(rng.choice([1.2, 1.4]))
+        noise = float(rng.choice([0.15, 0.25, 0.4]))
+        phase = PlantedPhase(day, 999, short, long, 1.3, 0.0, ramp)
+        prov = PlantedProvider("p", "V", [phase], noise=noise, seasonality=0.3, gaps=2)
+        with tempfile.TemporaryDirectory() as d:
+            wh = Warehouse(Path(d) / "ramp.duckdb")
+            wh.migrate()
+            wh.insert_frame("probe_results", generate([prov], 90, cadence_min=10.0, seed=s))
+            aid = run_analysis(wh)
+            ph = wh.query(
+                "SELECT label, start_at, start_lo, start_hi FROM phases WHERE analysis_id = ? "
+                "ORDER BY phase_no",
+                [aid],
+            ).rows(named=True)
+        onset = START + timedelta(days=day)
+        found = [b for a, b in itertools.pairwise(ph) if (a["label"], b["label"]) == PAIR]
+        early += sum(1 for r in ph if r["label"] != "stable" and r["start_at"] < onset - 24 * H)
+        if found:
+            best = min(found, key=lambda r: abs(r["start_at"] - onset))
+            errs.append((best["start_at"] - onset) / H)
+            if best["start_lo"] is not None and best["start_hi"] is not None:
+                covered.append(float(best["start_lo"] - H <= onset <= best["start_hi"] + H))
+    print(
+        f"onset found in {len(errs)}/{seeds}; within +-24 h {sum(abs(e) <= 24 for e in errs)}, "
+        f"within +-72 h {sum(abs(e) <= 72 for e in errs)}; median error {med(errs):.1f} h; "
+        f"95 % interval holds the planted onset for {statistics.fmean(covered or [math.nan]):.0%};"
+        f" degraded phases starting > 24 h early: {early}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--histories", type=int, default=20)
     parser.add_argument("--seeds", type=int, default=20)
+    parser.add_argument("--ramps", type=int, default=24, help="planted-ramp seeds (part 3)")
     parser.add_argument("--misses", action="store_true", help="list onsets missed at +-24 h")
     args = parser.parse_args()
     t0 = time.perf_counter()
     part1(args.histories, args.misses)
     part2(args.seeds)
+    part3(args.ramps)
     print(f"\ntotal {time.perf_counter() - t0:.0f} s")
 
 
