@@ -16,8 +16,11 @@
    moved -> major_degradation; long-context penalty moved -> long_context_issues; otherwise
    subtle_degradation; recovering -> recovery.
 5. A stable -> degraded boundary is moved back to where the moved latency signals began to
-   depart: a least-squares flat-ramp-flat (broken-line) fit within 14 days before the break,
-   so a gradual degradation is dated from its start rather than its middle.
+   depart: a flat-ramp-flat (broken-line) fit within 14 days of the break, the left level
+   being the whole stable run's median and the right level profiled out, kept only when it
+   beats an abrupt step by a likelihood-ratio margin (chi-square(1), AR(1)-adjusted noise);
+   a 95 % profile-likelihood interval of the onset is kept with the phase. So a gradual
+   degradation is dated from its start rather than its middle.
 6. Adjacent segments with the same label and stage form one phase; severity is the relative
    TTFT change against the baseline (long-context TTFT for long_context_issues) with a
    block-bootstrap 95 % CI.
