@@ -73,25 +73,35 @@ def _digest(text: str) -> str:
 def apply_migrations(
     con: duckdb.DuckDBPyConnection, migrations: Sequence[Migration] | None = None
 ) -> list[str]:
-    """Apply every migration not yet recorded, each in one transaction with its record."""
+    """Apply every migration not yet recorded, each in one transaction with its record.
+
+    A migration that was applied and has changed since is refused: the database would
+    silently miss the change. Schema changes go in a new migration.
+    """
     con.execute(
         "CREATE TABLE IF NOT EXISTS _migrations ("
         " number INTEGER PRIMARY KEY, name VARCHAR NOT NULL,"
-        " applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"
+        " applied_at TIMESTAMPTZ NOT NULL DEFAULT now(), checksum VARCHAR)"
     )
-    done = {row[0] for row in con.execute("SELECT number FROM _migrations").fetchall()}
+    done = dict(con.execute("SELECT number, checksum FROM _migrations").fetchall())
     applied: list[str] = []
     migrations = migrations if migrations is not None else load_migrations()
     for migration in migrations:
         if migration.number in done:
+            recorded = done[migration.number]
+            if recorded is not None and recorded != _digest(migration.sql):
+                raise SchemaError(
+                    f"migration {migration.name} changed after it was applied to this "
+                    "database; put schema changes in a new migration file"
+                )
             continue
         con.execute("BEGIN TRANSACTION")
         try:
             for statement in con.extract_statements(migration.sql):
                 con.execute(statement)
             con.execute(
-                "INSERT INTO _migrations (number, name) VALUES (?, ?)",
-                [migration.number, migration.name],
+                "INSERT INTO _migrations (number, name, checksum) VALUES (?, ?, ?)",
+                [migration.number, migration.name, _digest(migration.sql)],
             )
             con.execute("COMMIT")
         except duckdb.Error as exc:

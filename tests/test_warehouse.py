@@ -217,3 +217,18 @@ def test_reads_while_this_process_holds_a_write_connection(warehouse: Warehouse)
 def test_insert_into_a_missing_table_is_a_warehouse_error(warehouse: Warehouse) -> None:
     with pytest.raises(WarehouseError, match="no_such_table"):
         warehouse.insert_frame("no_such_table", pl.DataFrame({"a": [1]}))
+
+
+def test_an_applied_migration_must_not_change(tmp_path: Path) -> None:
+    migrations = load_migrations()
+    Warehouse(tmp_path / "w.duckdb", migrations=migrations).migrate()
+    edited = [
+        *migrations[:-1],
+        Migration(
+            migrations[-1].number,
+            migrations[-1].name,
+            migrations[-1].sql + "\nCREATE TABLE extra (a INT);",
+        ),
+    ]
+    with pytest.raises(WarehouseError, match="changed after it was applied"):
+        Warehouse(tmp_path / "w.duckdb", migrations=edited).migrate()
