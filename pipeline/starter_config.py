@@ -76,6 +76,7 @@ price_output_per_mtok = 4.0
 # base_url = "https://api.z.ai/api/paas/v4"
 # model = "glm-4.6"
 # api_key_env = "ZAI_API_KEY"
+# body = { thinking = { type = "disabled" } }   # extra request fields, sent as is
 # max_context = 204800
 # price_input_per_mtok = 0.6
 # price_output_per_mtok = 2.2
