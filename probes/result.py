@@ -10,9 +10,25 @@ import dataclasses
 import json
 from dataclasses import dataclass, field
 from datetime import datetime
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
-__all__ = ["ProbeResult"]
+__all__ = ["NERFWATCH_VERSION", "ProbeResult", "safe_endpoint"]
+
+try:
+    NERFWATCH_VERSION: str | None = version("nerfwatch")
+except PackageNotFoundError:  # running from a checkout without metadata
+    NERFWATCH_VERSION = None
+
+
+def safe_endpoint(base_url: str) -> str:
+    """The base URL without credentials, query or fragment: secrets never reach a row."""
+    parts = urlsplit(base_url)
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
 @dataclass(slots=True)

@@ -10,8 +10,6 @@ import asyncio
 import re
 import secrets
 from datetime import UTC, datetime
-from importlib.metadata import PackageNotFoundError, version
-from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
@@ -23,7 +21,7 @@ from probes.errors import classify
 from probes.ids import new_run_id
 from probes.pricing import cost_usd
 from probes.ratelimits import rate_limits, request_id, safe_headers
-from probes.result import ProbeResult
+from probes.result import NERFWATCH_VERSION, ProbeResult, safe_endpoint
 from probes.sanity import TRUNCATION_REASONS, sanity_flags
 from probes.sizing import CharsPerToken
 from probes.tasks import FAMILIES, Item, TaskFamily
@@ -33,20 +31,6 @@ __all__ = ["build_item", "outcome_class", "run_probe"]
 FILTER_REASONS = frozenset({"content_filter", "refusal", "sensitive"})
 COMPLETED = frozenset({"ok", "truncated", "empty", "content_filter"})
 _SECRETISH = re.compile(r"(sk-[A-Za-z0-9_-]{6,}|Bearer\s+\S+|key[=:]\s*\S+)", re.I)
-
-try:
-    _VERSION: str | None = version("nerfwatch")
-except PackageNotFoundError:  # running from a checkout without metadata
-    _VERSION = None
-
-
-def _endpoint(base_url: str) -> str:
-    """The base URL without credentials, query or fragment."""
-    parts = urlsplit(base_url)
-    host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
-    return urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
 def _scrub(text: str | None, provider: ProviderConfig) -> str | None:
@@ -139,14 +123,14 @@ async def run_probe(
         source=source,
         probe_site=probe_site,
         vendor=provider.vendor,
-        endpoint=_endpoint(provider.base_url),
+        endpoint=safe_endpoint(provider.base_url),
         wire_format=provider.format,
         plan=provider.plan,
         seed=seed if seed is not None else secrets.randbits(62),
         max_output_tokens=probe.max_output_tokens,
         temperature=probe.temperature,
         streamed=probe.stream,
-        nerfwatch_version=_VERSION,
+        nerfwatch_version=NERFWATCH_VERSION,
     )
     try:
         await _attempt(result, provider, probe, client, estimator, extra_headers or {})

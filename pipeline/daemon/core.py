@@ -31,13 +31,13 @@ from pipeline.daemon.caps import Caps
 from pipeline.daemon.contract import DaemonStats, DaemonTuning, ProbeFunction
 from pipeline.daemon.flusher import Flusher
 from pipeline.daemon.metrics import Metrics
-from pipeline.daemon.rows import bare_row, version
+from pipeline.daemon.rows import bare_row
 from pipeline.daemon.schedule import JobSpec
 from pipeline.daemon.spool import Spool, SpoolError
 from pipeline.daemon.workers import ProbeWorkers
 from pipeline.warehouse import Warehouse
 from probes.ids import new_run_id
-from probes.result import ProbeResult
+from probes.result import NERFWATCH_VERSION, ProbeResult
 from probes.sizing import CharsPerToken
 
 __all__ = ["DaemonCore"]
@@ -149,7 +149,7 @@ class DaemonCore:
             "detail": detail,
             "host": socket.gethostname(),
             "pid": os.getpid(),
-            "nerfwatch_version": version(),
+            "nerfwatch_version": NERFWATCH_VERSION,
         }
         self.flusher.add_side_rows("daemon_events", [row], key="event_id")
 

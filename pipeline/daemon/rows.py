@@ -2,35 +2,13 @@
 
 from __future__ import annotations
 
-import functools
 from datetime import datetime
-from importlib.metadata import PackageNotFoundError
-from importlib.metadata import version as _dist_version
-from urllib.parse import urlsplit, urlunsplit
 
 from pipeline.daemon.schedule import JobSpec
 from probes.ids import run_id_at
-from probes.result import ProbeResult
+from probes.result import NERFWATCH_VERSION, ProbeResult, safe_endpoint
 
-__all__ = ["bare_row", "endpoint", "version"]
-
-
-def endpoint(base_url: str) -> str:
-    """The base URL without credentials, query or fragment (secrets never reach a row)."""
-    parts = urlsplit(base_url)
-    host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
-    return urlunsplit((parts.scheme, host, parts.path, "", ""))
-
-
-@functools.cache
-def version() -> str | None:
-    """The installed nerfwatch version (None in a plain checkout)."""
-    try:
-        return _dist_version("nerfwatch")
-    except PackageNotFoundError:
-        return None
+__all__ = ["bare_row"]
 
 
 def bare_row(spec: JobSpec, when: datetime, status: str, reason: str, *, site: str) -> ProbeResult:
@@ -48,7 +26,7 @@ def bare_row(spec: JobSpec, when: datetime, status: str, reason: str, *, site: s
         run_status=status,
         skip_reason=reason,
         vendor=p.vendor,
-        endpoint=endpoint(p.base_url),
+        endpoint=safe_endpoint(p.base_url),
         wire_format=p.format,
         plan=p.plan,
         context_class=q.context_class,
@@ -56,5 +34,5 @@ def bare_row(spec: JobSpec, when: datetime, status: str, reason: str, *, site: s
         max_output_tokens=q.max_output_tokens,
         temperature=q.temperature,
         streamed=q.stream,
-        nerfwatch_version=version(),
+        nerfwatch_version=NERFWATCH_VERSION,
     )
