@@ -11,10 +11,13 @@ import json
 from dataclasses import dataclass, field
 from datetime import datetime
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
-__all__ = ["NERFWATCH_VERSION", "ProbeResult", "safe_endpoint"]
+if TYPE_CHECKING:
+    from pipeline.config_types import ProbeConfig, ProviderConfig
+
+__all__ = ["NERFWATCH_VERSION", "ProbeResult", "planned_row", "safe_endpoint"]
 
 try:
     NERFWATCH_VERSION: str | None = version("nerfwatch")
@@ -118,3 +121,33 @@ class ProbeResult:
             row["response_headers"] = json.loads(row["response_headers"])
         known = {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: v for k, v in row.items() if k in known})
+
+
+def planned_row(
+    provider: ProviderConfig,
+    probe: ProbeConfig,
+    *,
+    run_id: str,
+    started_at: datetime,
+    source: str = "live",
+    probe_site: str | None = None,
+) -> ProbeResult:
+    """The row of one (provider, probe) run with what is known before it is attempted."""
+    return ProbeResult(
+        run_id=run_id,
+        started_at=started_at,
+        provider=provider.name,
+        model=provider.model,
+        probe=probe.name,
+        task_family=probe.task,
+        source=source,
+        probe_site=probe_site,
+        vendor=provider.vendor,
+        endpoint=safe_endpoint(provider.base_url),
+        wire_format=provider.format,
+        plan=provider.plan,
+        max_output_tokens=probe.max_output_tokens,
+        temperature=probe.temperature,
+        streamed=probe.stream,
+        nerfwatch_version=NERFWATCH_VERSION,
+    )

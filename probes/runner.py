@@ -21,7 +21,7 @@ from probes.errors import classify
 from probes.ids import new_run_id
 from probes.pricing import cost_usd
 from probes.ratelimits import rate_limits, request_id, safe_headers
-from probes.result import NERFWATCH_VERSION, ProbeResult, safe_endpoint
+from probes.result import ProbeResult, planned_row
 from probes.sanity import TRUNCATION_REASONS, sanity_flags
 from probes.sizing import CharsPerToken
 from probes.tasks import FAMILIES, Item, TaskFamily
@@ -113,25 +113,15 @@ async def run_probe(
     """One probe attempt as one row. ``estimator`` (one per provider, kept by the caller)
     sizes prompts and learns from reported usage; ``extra_headers`` are sent as is (the
     simulator reads ``x-sim-fault``)."""
-    result = ProbeResult(
+    result = planned_row(
+        provider,
+        probe,
         run_id=new_run_id(),
         started_at=datetime.now(UTC),
-        provider=provider.name,
-        model=provider.model,
-        probe=probe.name,
-        task_family=probe.task,
         source=source,
         probe_site=probe_site,
-        vendor=provider.vendor,
-        endpoint=safe_endpoint(provider.base_url),
-        wire_format=provider.format,
-        plan=provider.plan,
-        seed=seed if seed is not None else secrets.randbits(62),
-        max_output_tokens=probe.max_output_tokens,
-        temperature=probe.temperature,
-        streamed=probe.stream,
-        nerfwatch_version=NERFWATCH_VERSION,
     )
+    result.seed = seed if seed is not None else secrets.randbits(62)
     try:
         await _attempt(result, provider, probe, client, estimator, extra_headers or {})
     except asyncio.CancelledError:
