@@ -315,9 +315,10 @@ def test_health_alerts_trigger_and_resolve_through_a_real_webhook(
     async def main() -> None:
         daemon = Daemon(config, probe_fn=probe, tuning=QUIET)
         task = asyncio.create_task(daemon.run())
-        await wait_until_async(lambda: any("unhealthy" in t for t in texts()), what="trigger")
+        # two providers alert independently: wait for alpha's own trigger and resolution
+        await wait_until_async(lambda: any("alpha unhealthy" in t for t in texts()), what="trigger")
         probe.error_class = "ok"
-        await wait_until_async(lambda: any("resolved" in t for t in texts()), what="resolve")
+        await wait_until_async(lambda: any("alpha resolved" in t for t in texts()), what="resolve")
         daemon.stop()
         await task
 
