@@ -43,8 +43,10 @@ from pipeline.config_types import (
     WarehouseConfig,
 )
 from pipeline.daemon import Daemon, DaemonStats, DaemonTuning
-from pipeline.daemon.flusher import Flusher
+from pipeline.daemon.flush_process import FlushProcess
+from pipeline.daemon.flusher import Flusher, RowWriter
 from pipeline.daemon.logs import setup_logging
+from pipeline.daemon.segment_writer import SegmentWriter
 from pipeline.daemon.spool import Spool
 from pipeline.warehouse import Warehouse
 from probes.ids import new_run_id
@@ -60,10 +62,22 @@ def _free_port() -> int:
 
 
 @contextmanager
-def simulator() -> Iterator[str]:
-    """The simulator in its own process, so its CPU is not the daemon's event loop."""
+def simulator(niceness: int) -> Iterator[str]:
+    """The simulator in its own process, so its CPU is not the daemon's event loop.
+
+    It stands in for providers on other machines; at ``niceness`` 19 it only gets the
+    CPU the daemon leaves, as if its work happened elsewhere (0: it competes fully).
+    """
     port = _free_port()
-    cmd = [sys.executable, "-c", "from pipeline.cli import main; main()", "simulate", "serve"]
+    cmd = [
+        "nice",
+        "-n",
+        str(niceness),
+        sys.executable,
+        "-c",
+        "from pipeline.cli import main; main()",
+    ]
+    cmd += ["simulate", "serve"]
     proc = subprocess.Popen(
         [*cmd, "--port", str(port), "--time-scale", "0.01", "--quiet"],
         stdout=subprocess.DEVNULL,
@@ -166,17 +180,27 @@ def report(stats: DaemonStats, seconds: float, jobs: int, mode: str) -> None:
     held = np.array(stats.flush_held_ms)
     if held.size:
         print(f"file held ms: p50={np.percentile(held, 50):.1f} p99={np.percentile(held, 99):.1f}")
+    cpu = np.array(stats.flush_cpu_ms)
+    if cpu.size:
+        print(
+            f"flush CPU ms (the writer's own): p50={np.percentile(cpu, 50):.1f}"
+            f" p99={np.percentile(cpu, 99):.1f}"
+        )
     print(f"busy flushes={stats.busy_flushes} spool depth at exit={stats.spool_depth}")
 
 
-def quiet_flush_ms(tmp: Path, rows: int, resident: bool, flushes: int = 10) -> list[float]:
+def quiet_flush_ms(tmp: Path, rows: int, kind: str, flushes: int = 10) -> list[float]:
     """Flush latency with nothing else running: the floor the daemon's figure sits on."""
-    name = f"quiet-{resident}"
-    warehouse = Warehouse(tmp / f"{name}.duckdb", lock_wait_s=1.0, resident=resident)
+    warehouse = Warehouse(tmp / f"quiet-{kind}.duckdb", lock_wait_s=1.0, resident=kind != "connect")
     warehouse.migrate()
-    spool = Spool(tmp / f"{name}-spool")
+    spool = Spool(tmp / f"quiet-{kind}-spool")
     spool.open()
-    flusher = Flusher(spool, warehouse)
+    writer: RowWriter = SegmentWriter(warehouse, spool.directory)
+    if kind == "process":
+        writer = FlushProcess(
+            warehouse.path, lock_wait_s=1.0, spool_dir=spool.directory, reply_timeout_s=60
+        )
+    flusher = Flusher(spool, writer)
     out = []
 
     async def fill() -> None:
@@ -185,9 +209,12 @@ def quiet_flush_ms(tmp: Path, rows: int, resident: bool, flushes: int = 10) -> l
         results = await asyncio.gather(*(local_probe(provider, probe) for _ in range(rows)))
         await asyncio.gather(*(spool.append(r.to_json()) for r in results))
 
+    asyncio.run(fill())
+    flusher.flush_once()  # warm-up: a flush process starts on its first flush
     for _ in range(flushes):
         asyncio.run(fill())
         out.append(flusher.flush_once().seconds * 1000)
+    flusher.close()
     spool.close()
     warehouse.close()
     return out
@@ -205,6 +232,17 @@ def main() -> None:
     parser.add_argument(
         "--probe-threads", type=int, default=2, help="worker event loops for probes (0 = none)"
     )
+    parser.add_argument(
+        "--simulator-nice",
+        type=int,
+        default=19,
+        help="CPU niceness of the simulator process (19: it stands in for remote machines)",
+    )
+    parser.add_argument(
+        "--flush-thread",
+        action="store_true",
+        help="flush in a thread of the daemon instead of its flush process (for comparison)",
+    )
     args = parser.parse_args()
     setup_logging("ERROR")
     logging.getLogger("apscheduler").setLevel(logging.CRITICAL)
@@ -213,6 +251,7 @@ def main() -> None:
         schedule_report=False,
         probe_threads=args.probe_threads,
         flush_max_rows=args.flush_max_rows,
+        flush_process=not args.flush_thread,
     )
     with tempfile.TemporaryDirectory() as tmp:
         if args.local:
@@ -220,17 +259,25 @@ def main() -> None:
             daemon = Daemon(config, probe_fn=local_probe, tuning=tuning)
             stats = asyncio.run(daemon.run(stop_after_s=args.seconds))
         else:
-            with simulator() as base:
+            with simulator(args.simulator_nice) as base:
                 config = build_config(Path(tmp), base, args.jobs, args.flush_interval)
                 stats = asyncio.run(Daemon(config, tuning=tuning).run(stop_after_s=args.seconds))
-        quiet = {r: quiet_flush_ms(Path(tmp), rows=1000, resident=r) for r in (True, False)}
+        kinds = ("process", "resident", "connect")
+        quiet = {kind: quiet_flush_ms(Path(tmp), rows=1000, kind=kind) for kind in kinds}
     mode = (
         f"probe={'local' if args.local else 'simulator'} probe_threads={args.probe_threads}"
         f" flush_interval={args.flush_interval:g}s flush_max_rows={args.flush_max_rows}"
+        f" flush_in={'thread' if args.flush_thread else 'process'}"
+        f" simulator_nice={args.simulator_nice}"
     )
     report(stats, args.seconds, len(config.providers) * len(config.probes), mode)
-    for resident, samples in quiet.items():
-        how = "attach to a resident instance" if resident else "connect per flush"
+    hows = {
+        "process": "flush process (attaches)",
+        "resident": "thread, attach to a resident instance",
+        "connect": "thread, connect per flush",
+    }
+    for kind, samples in quiet.items():
+        how = hows[kind]
         print(
             f"flush ms, 1000 rows, daemon idle, {how}: p50={np.percentile(samples, 50):.1f}"
             f" max={max(samples):.1f} (n={len(samples)})"

@@ -37,12 +37,13 @@ def _daemon(config: Path) -> Iterator[subprocess.Popen[str]]:
         stderr=subprocess.PIPE,
         text=True,
         cwd=Path(__file__).resolve().parents[1],
+        start_new_session=True,  # its own process group: the test can kill the service
     )
     try:
         yield proc
     finally:
         if proc.poll() is None:
-            proc.kill()
+            os.killpg(proc.pid, signal.SIGKILL)
         proc.communicate(timeout=30)
 
 
@@ -99,15 +100,37 @@ def test_sigterm_mid_probe_aborts_cleanly_and_exits_zero(
 
 
 def _holds_open(pid: int, path: Path) -> bool:
-    """True while ``pid`` has ``path`` open: the daemon opens the database only to flush."""
+    """True while ``pid`` has ``path`` open."""
     target = str(path.resolve())
-    for fd in Path(f"/proc/{pid}/fd").iterdir():
+    try:
+        fds = list(Path(f"/proc/{pid}/fd").iterdir())
+    except OSError:  # the process is gone
+        return False
+    for fd in fds:
         try:
             if os.readlink(fd) == target:
                 return True
         except OSError:
             continue
     return False
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:  # fields after the name: state, ppid, ...
+            found.append(int(stat.parent.name))
+    return found
+
+
+def _flush_holder(daemon: int, path: Path) -> int | None:
+    """The daemon's flush process while it holds the database (only during a flush)."""
+    holders = [c for c in _children(daemon) if _holds_open(c, path)]
+    return holders[0] if holders else None
 
 
 def _acknowledged(tmp_path: Path) -> set[str]:
@@ -146,16 +169,33 @@ def test_kill_9_during_flushes_then_restart_keeps_every_result_exactly_once(
     rng = random.Random(7)
     db = tmp_path / "nerfwatch.duckdb"
     acknowledged: set[str] = set()
+
+    def kill_inside_a_flush(proc: subprocess.Popen[str], flushes: int, who: str) -> None:
+        """SIGKILL ``who`` (daemon, flush process, or both) while the file is held."""
+        wait_until(lambda: _flushes_at_least(proc, port, flushes), 120, f"{flushes} flushes")
+        holder: list[int] = []
+
+        def inside() -> bool:
+            pid = _flush_holder(proc.pid, db)
+            holder[:] = [pid] if pid else []
+            return bool(holder)
+
+        wait_until(inside, 60, "the flush process holding the database")
+        if who == "both":  # a crash of the whole service (systemd kills the cgroup)
+            os.killpg(proc.pid, signal.SIGKILL)
+        else:
+            os.kill(holder[0] if who == "flusher" else proc.pid, signal.SIGKILL)
+
+    # Cycle 0: both die mid-flush. Cycle 1: the flush process alone dies mid-flush,
+    # the daemon replaces it and flushes on, then both die. Cycle 2: the daemon alone
+    # dies; its flush process finishes or is cut off, and exits.
     for cycle in range(3):
         with _daemon(config) as proc:
             target = 3 + rng.randint(0, 5)
-            wait_until(
-                lambda p=proc, t=target: _flushes_at_least(p, port, t),  # type: ignore[misc]
-                120,
-                f"flushes in cycle {cycle}",
-            )
-            wait_until(lambda p=proc: _holds_open(p.pid, db), 60, "the daemon inside a flush")
-            os.kill(proc.pid, signal.SIGKILL)
+            if cycle == 1:
+                kill_inside_a_flush(proc, target, "flusher")
+                target += 3
+            kill_inside_a_flush(proc, target, {0: "both", 1: "both", 2: "daemon"}[cycle])
             proc.wait(timeout=30)
         before = _acknowledged(tmp_path)
         assert acknowledged <= before  # nothing acknowledged earlier was lost

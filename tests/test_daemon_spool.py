@@ -3,18 +3,26 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import subprocess
 import sys
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
-from pipeline.daemon.flusher import Flusher
+from pipeline.daemon.flush_process import FlushProcess
+from pipeline.daemon.flusher import Flusher, RowWriter
+from pipeline.daemon.segment_writer import SegmentWriter
 from pipeline.daemon.spool import Spool, SpoolLocked, list_segments, pending_lines, read_segment
 from pipeline.warehouse import Warehouse
 from probes.ids import new_run_id
 from probes.result import ProbeResult
+from tests.support.daemon import wait_until
 
 
 def _row(provider: str = "alpha", **extra: object) -> ProbeResult:
@@ -33,6 +41,20 @@ def _row(provider: str = "alpha", **extra: object) -> ProbeResult:
 
 async def _append_all(spool: Spool, rows: list[ProbeResult]) -> None:
     await asyncio.gather(*(spool.append(r.to_json()) for r in rows))
+
+
+# Where a flush writes: a thread of this process opening the file per flush, one
+# attaching it to a resident instance, or the daemon's flush process.
+WRITERS = ["connect", "resident", "process"]
+
+
+def _writer(kind: str, warehouse: Warehouse, spool: Spool) -> RowWriter:
+    if kind == "process":
+        return FlushProcess(
+            warehouse.path, lock_wait_s=0.2, spool_dir=spool.directory, reply_timeout_s=120
+        )
+    own = Warehouse(warehouse.path, lock_wait_s=0.2, resident=kind == "resident")
+    return SegmentWriter(own, spool.directory)
 
 
 def test_appends_are_durable_lines_and_seal_rotates(tmp_path: Path) -> None:
@@ -76,9 +98,9 @@ def test_torn_tail_is_dropped_and_a_restart_never_appends_to_it(tmp_path: Path) 
     again.close()
 
 
-@pytest.mark.parametrize("resident", [False, True])
-def test_flush_moves_rows_once_and_replay_is_idempotent(tmp_path: Path, resident: bool) -> None:
-    warehouse = Warehouse(tmp_path / "w.duckdb", lock_wait_s=0.2, resident=resident)
+@pytest.mark.parametrize("kind", WRITERS)
+def test_flush_moves_rows_once_and_replay_is_idempotent(tmp_path: Path, kind: str) -> None:
+    warehouse = Warehouse(tmp_path / "w.duckdb", lock_wait_s=0.2)
     warehouse.migrate()
     spool = Spool(tmp_path / "spool")
     spool.open()
@@ -87,7 +109,7 @@ def test_flush_moves_rows_once_and_replay_is_idempotent(tmp_path: Path, resident
     # A copy of the segment stands for "crash after commit, before delete".
     (segment,) = spool.seal()
     copy = segment.path.read_bytes()
-    flusher = Flusher(spool, warehouse)
+    flusher = Flusher(spool, _writer(kind, warehouse, spool))
     outcome = flusher.flush_once()
     assert (outcome.rows, outcome.inserted, outcome.busy) == (40, 40, False)
     assert spool.depth() == 0
@@ -98,6 +120,7 @@ def test_flush_moves_rows_once_and_replay_is_idempotent(tmp_path: Path, resident
     assert stored.row(0) == (40, 40)
     back = warehouse.query("SELECT sanity_flags, response_headers FROM probe_results LIMIT 1")
     assert back["sanity_flags"][0].to_list() == ["truncated"]
+    flusher.close()
     spool.close()
 
 
@@ -110,42 +133,85 @@ con.close()
 """
 
 
-@pytest.mark.parametrize("resident", [False, True])
-def test_busy_warehouse_keeps_rows_in_the_spool_until_the_reader_leaves(
-    tmp_path: Path, resident: bool
-) -> None:
-    warehouse = Warehouse(tmp_path / "w.duckdb", lock_wait_s=0.2, resident=resident)
-    warehouse.migrate()
-    spool = Spool(tmp_path / "spool")
-    spool.open()
-    flusher = Flusher(spool, warehouse)
+@contextmanager
+def _held_by_reader(path: Path) -> Iterator[None]:
+    """Another process holds the database open (read-only) inside this block."""
     with subprocess.Popen(
-        [sys.executable, "-c", _HOLD, str(warehouse.path)],
+        [sys.executable, "-c", _HOLD, str(path)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
     ) as reader:
         assert reader.stdin is not None and reader.stdout is not None
         assert reader.stdout.readline().strip() == "holding"
+        try:
+            yield
+        finally:
+            reader.stdin.write("\n")
+            reader.stdin.flush()
+            reader.wait(timeout=30)
+
+
+@pytest.mark.parametrize("kind", WRITERS)
+def test_busy_warehouse_keeps_rows_in_the_spool_until_the_reader_leaves(
+    tmp_path: Path, kind: str
+) -> None:
+    warehouse = Warehouse(tmp_path / "w.duckdb", lock_wait_s=0.2)
+    warehouse.migrate()
+    spool = Spool(tmp_path / "spool")
+    spool.open()
+    flusher = Flusher(spool, _writer(kind, warehouse, spool))
+    with _held_by_reader(warehouse.path):
         asyncio.run(_append_all(spool, [_row() for _ in range(10)]))
         assert flusher.flush_once().busy
         asyncio.run(_append_all(spool, [_row() for _ in range(5)]))
         assert flusher.flush_once().busy
         assert spool.depth() == 15
-        reader.stdin.write("\n")
-        reader.stdin.flush()
-        reader.wait(timeout=30)
     outcome = flusher.flush_once()
     assert (outcome.rows, outcome.inserted, outcome.segments) == (15, 15, 2)
     assert spool.depth() == 0
+    flusher.close()
     spool.close()
 
 
-@pytest.mark.parametrize("resident", [False, True])
-def test_torn_tails_and_corrupt_lines_are_set_aside_not_blocking(
-    tmp_path: Path, resident: bool
-) -> None:
-    warehouse = Warehouse(tmp_path / "w.duckdb", lock_wait_s=0.2, resident=resident)
+def test_a_flush_process_that_dies_leaves_the_rows_and_is_replaced(tmp_path: Path) -> None:
+    """Killed while it waits for a reader's lock (or before it even read the batch):
+    the flush reports an error, nothing leaves the spool, the next flush starts a new
+    process and moves every row once."""
+    warehouse = Warehouse(tmp_path / "w.duckdb", lock_wait_s=0.2)
+    warehouse.migrate()
+    spool = Spool(tmp_path / "spool")
+    spool.open()
+    writer = FlushProcess(
+        warehouse.path, lock_wait_s=60, spool_dir=spool.directory, reply_timeout_s=120
+    )
+    flusher = Flusher(spool, writer)
+    flusher.add_side_rows("daemon_events", [_event()], key="event_id")
+    rows = [_row() for _ in range(12)]
+    asyncio.run(_append_all(spool, rows))
+    with _held_by_reader(warehouse.path), ThreadPoolExecutor(1) as pool:
+        pending = pool.submit(flusher.flush_once)
+        wait_until(lambda: writer.pid is not None, 30, "the flush process")
+        first_pid = writer.pid
+        assert first_pid is not None
+        os.kill(first_pid, signal.SIGKILL)
+        failed = pending.result(timeout=60)
+    assert failed.error is not None and "exited" in failed.error
+    assert spool.depth() == 12
+    outcome = flusher.flush_once()
+    assert writer.pid not in (None, first_pid)
+    assert (outcome.rows, outcome.inserted, outcome.error) == (12, 12, None)
+    flusher.close()
+    stored = warehouse.query("SELECT run_id FROM probe_results")["run_id"].to_list()
+    assert sorted(stored) == sorted(r.run_id for r in rows)
+    events = warehouse.query("SELECT count(*) AS n FROM daemon_events")["n"][0]
+    assert events == 1  # the side row was queued again, not lost
+    spool.close()
+
+
+@pytest.mark.parametrize("kind", WRITERS)
+def test_torn_tails_and_corrupt_lines_are_set_aside_not_blocking(tmp_path: Path, kind: str) -> None:
+    warehouse = Warehouse(tmp_path / "w.duckdb", lock_wait_s=0.2)
     warehouse.migrate()
     directory = tmp_path / "spool"
     first = Spool(directory)
@@ -158,7 +224,9 @@ def test_torn_tails_and_corrupt_lines_are_set_aside_not_blocking(
     segment.path.write_bytes(lines[0] + b"\nnot json at all\n" + b"\n".join(lines[1:]) + b'{"torn')
     spool = Spool(directory)
     spool.open()
-    outcome = Flusher(spool, warehouse).flush_once()
+    flusher = Flusher(spool, _writer(kind, warehouse, spool))
+    outcome = flusher.flush_once()
+    flusher.close()
     assert (outcome.rows, outcome.inserted) == (4, 3)
     stored = set(warehouse.query("SELECT run_id FROM probe_results")["run_id"].to_list())
     assert stored == {r.run_id for r in good}
@@ -175,14 +243,15 @@ con.close()
 """
 
 
-def test_resident_warehouse_releases_the_file_after_each_flush(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", ["resident", "process"])
+def test_resident_warehouse_releases_the_file_after_each_flush(tmp_path: Path, kind: str) -> None:
     """Attach/detach: another process may open the file, even for writing, between
     flushes and sees every committed row (the detach checkpointed, no WAL left)."""
-    warehouse = Warehouse(tmp_path / "w.duckdb", lock_wait_s=0.2, resident=True)
+    warehouse = Warehouse(tmp_path / "w.duckdb", lock_wait_s=0.2)
     warehouse.migrate()
     spool = Spool(tmp_path / "spool")
     spool.open()
-    flusher = Flusher(spool, warehouse)
+    flusher = Flusher(spool, _writer(kind, warehouse, spool))
     flusher.add_side_rows("daemon_events", [_event()], key="event_id")
     total = 0
     for batch in (30, 7):
@@ -200,6 +269,7 @@ def test_resident_warehouse_releases_the_file_after_each_flush(tmp_path: Path) -
         )
         assert other.returncode == 0, other.stderr
         assert int(other.stdout) == total
+    flusher.close()
     events = warehouse.query("SELECT kind FROM daemon_events")["kind"].to_list()
     assert events == ["heartbeat"]
     warehouse.close()

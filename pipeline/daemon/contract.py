@@ -52,6 +52,10 @@ class DaemonTuning:
     # ... but leave the file free this long between flushes, so readers get their turn.
     flush_min_gap_s: float = 0.25
     schedule_report: bool = True
+    # Flush in a child process (no GIL shared with the probes); False: in a thread here.
+    flush_process: bool = True
+    # A flush process that does not answer in this time is killed and replaced.
+    flush_reply_timeout_s: float = 300.0
 
 
 @dataclass(slots=True)
@@ -72,6 +76,7 @@ class DaemonStats:
     start_lag_ms: deque[float] = field(default_factory=lambda: deque(maxlen=_SAMPLES))
     flush_ms: deque[float] = field(default_factory=lambda: deque(maxlen=_SAMPLES))
     flush_held_ms: deque[float] = field(default_factory=lambda: deque(maxlen=_SAMPLES))
+    flush_cpu_ms: deque[float] = field(default_factory=lambda: deque(maxlen=_SAMPLES))
     caps: CapUsage = field(default_factory=CapUsage)
     alerts: deque[AlertEvent] = field(default_factory=lambda: deque(maxlen=1_000))
     stop_reason: str = ""

@@ -1,100 +1,39 @@
 """Moves spooled results into DuckDB in short, idempotent transactions.
 
-Runs in a worker thread (never on the event loop). A flush seals the active spool
-segment, inserts every sealed segment's rows keyed by ``run_id`` and deletes the
-segments only after the commit. When a reader holds the file the warehouse raises
-``WarehouseBusy`` after its (short) lock wait: the segments stay, probing goes on,
-and the next flush retries with a growing back-off.
+A flush seals the active spool segment and hands every sealed segment (and the queued
+side rows) to a writer: the daemon's flush process (``flush_process``) or, where a
+process is not worth it, a ``SegmentWriter`` in the calling thread. The writer inserts
+the rows keyed by ``run_id`` and deletes the segments only after the commit. When a
+reader holds the file the writer raises ``WarehouseBusy`` after its (short) lock wait:
+the segments stay, probing goes on, and the next flush retries with a growing back-off.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import logging
-import os
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager, nullcontext
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime
-from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-import duckdb
-import polars as pl
+from pipeline.daemon.segment_writer import FlushBatch, SideRows, Written
+from pipeline.daemon.spool import Spool
+from pipeline.warehouse import WarehouseBusy, WarehouseError
 
-from pipeline.daemon.spool import Segment, Spool, read_segment
-from pipeline.warehouse import Warehouse, WarehouseBusy, WarehouseError
-from probes.result import ProbeResult
-
-__all__ = ["PROBE_SCHEMA", "FlushOutcome", "Flusher", "probe_frame"]
+__all__ = ["FlushOutcome", "Flusher", "RowWriter"]
 
 log = logging.getLogger(__name__)
 
-_CHUNK_ROWS = 5_000
-_REJECTED = "rejected.jsonl"
 
+class RowWriter(Protocol):
+    """Writes a batch under one hold of the warehouse file (``SegmentWriter``,
+    ``FlushProcess``); raises ``WarehouseBusy``/``WarehouseError`` and keeps the segments."""
 
-def _polars_type(annotation: str) -> pl.DataType:
-    base = annotation.replace(" | None", "").strip()
-    mapping: dict[str, pl.DataType] = {
-        "str": pl.String(),
-        "int": pl.Int64(),
-        "float": pl.Float64(),
-        "bool": pl.Boolean(),
-        "datetime": pl.Datetime("us", "UTC"),
-        "dict[str, str]": pl.String(),  # serialized JSON text (see ProbeResult.as_row)
-        "list[str]": pl.List(pl.String()),
-    }
-    if base not in mapping:
-        raise TypeError(f"ProbeResult field type {annotation!r} has no warehouse mapping")
-    return mapping[base]
+    def write(self, batch: FlushBatch) -> Written: ...
 
-
-PROBE_SCHEMA: dict[str, pl.DataType] = {
-    f.name: _polars_type(str(f.type)) for f in dataclasses.fields(ProbeResult)
-}
-
-
-def _duckdb_type(dtype: pl.DataType) -> str:
-    if isinstance(dtype, pl.Datetime):
-        return "TIMESTAMPTZ"
-    if isinstance(dtype, pl.List):
-        return "VARCHAR[]"
-    return {"String": "VARCHAR", "Int64": "BIGINT", "Float64": "DOUBLE", "Boolean": "BOOLEAN"}[
-        str(dtype)
-    ]
-
-
-_COLUMNS = ", ".join(f"'{name}': '{_duckdb_type(t)}'" for name, t in PROBE_SCHEMA.items())
-_INSERT_JSON = (
-    "INSERT INTO probe_results BY NAME SELECT * FROM read_json(?, "
-    f"format = 'newline_delimited', columns = {{{_COLUMNS}}}) ON CONFLICT DO NOTHING"
-)
-
-
-class _BadSpoolData(Exception):
-    """DuckDB could not parse a spool segment (corruption, not a torn tail)."""
-
-
-def probe_frame(rows: Sequence[Mapping[str, Any]]) -> pl.DataFrame:
-    """Spool rows (decoded JSON) as a frame with the warehouse's column types."""
-    columns: dict[str, list[Any]] = {name: [] for name in PROBE_SCHEMA}
-    for row in rows:
-        for name, values in columns.items():
-            values.append(row.get(name))
-    started = columns["started_at"]
-    columns["started_at"] = [
-        datetime.fromisoformat(v) if isinstance(v, str) else v for v in started
-    ]
-    headers = columns["response_headers"]
-    columns["response_headers"] = [
-        json.dumps(v, sort_keys=True) if isinstance(v, dict) else v for v in headers
-    ]
-    columns["sanity_flags"] = [v if v is not None else [] for v in columns["sanity_flags"]]
-    return pl.DataFrame(columns, schema=PROBE_SCHEMA)
+    def close(self) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,24 +47,18 @@ class FlushOutcome:
     busy: bool = False
     error: str | None = None
     held_s: float = 0.0  # how long the DuckDB file was held (open to close)
+    cpu_s: float = 0.0  # CPU the writer used (a thread writer: the whole process's)
     depth: int = 0  # rows left in the spool afterwards
-
-
-@dataclass(slots=True)
-class _SideRows:
-    table: str
-    key: str
-    rows: list[dict[str, Any]]
 
 
 class Flusher:
     """Owns the spool → warehouse move; thread-safe, one flush at a time."""
 
-    def __init__(self, spool: Spool, warehouse: Warehouse) -> None:
+    def __init__(self, spool: Spool, writer: RowWriter) -> None:
         self.spool = spool
-        self.warehouse = warehouse
+        self.writer = writer
         self._lock = threading.Lock()
-        self._side: list[_SideRows] = []
+        self._side: list[SideRows] = []
         self._side_lock = threading.Lock()
         self.consecutive_busy = 0
 
@@ -138,7 +71,12 @@ class Flusher:
     def add_side_rows(self, table: str, rows: list[dict[str, Any]], *, key: str) -> None:
         """Queue rows for another table (daemon events, alert events); best effort."""
         with self._side_lock:
-            self._side.append(_SideRows(table, key, rows))
+            self._side.append(SideRows(table, key, rows))
+
+    def close(self) -> None:
+        """Stop the writer (the flush process exits); call after the last flush."""
+        with self._lock:
+            self.writer.close()
 
     def flush_once(self) -> FlushOutcome:
         """Seal, insert and delete; never raises for a busy or failing warehouse.
@@ -150,123 +88,45 @@ class Flusher:
         with self._lock:
             started = time.perf_counter()
             segments = self.spool.seal()
-            counts = [(s, self._complete_lines(s)) for s in segments]
-            live = [s for s, lines in counts if lines > 0]
-            rows = sum(lines for _, lines in counts)
+            with self._side_lock:
+                side, self._side = self._side, []
+            if not segments and not side:
+                return FlushOutcome(seconds=time.perf_counter() - started)
             try:
-                held = time.perf_counter()
-                inserted = self._write(live)
-                held = time.perf_counter() - held
+                written = self.writer.write(FlushBatch([s.path for s in segments], side))
             except WarehouseBusy as exc:
+                self._requeue(side)
                 self.consecutive_busy += 1
                 if self.consecutive_busy == 1 or self.consecutive_busy % 30 == 0:
                     log.warning("flush deferred, spool keeps the rows: %s", exc)
                 seconds = time.perf_counter() - started
                 return FlushOutcome(busy=True, seconds=seconds, depth=self.spool.depth())
             except WarehouseError as exc:
+                self._requeue(side)
                 log.error("flush failed, spool keeps the rows: %s", exc)
                 seconds = time.perf_counter() - started
                 return FlushOutcome(error=str(exc), seconds=seconds, depth=self.spool.depth())
-            self.spool.remove(segments)
-            if inserted < rows:
-                log.info("flush skipped %d rows already stored (replay)", rows - inserted)
+            if written.inserted < written.rows:
+                log.info(
+                    "flush skipped %d rows already stored (replay)", written.rows - written.inserted
+                )
             if self.consecutive_busy:
                 log.info(
                     "warehouse available again after %d deferred flushes", self.consecutive_busy
                 )
             self.consecutive_busy = 0
             return FlushOutcome(
-                rows=rows,
-                inserted=inserted,
+                rows=written.rows,
+                inserted=written.inserted,
                 segments=len(segments),
-                seconds=time.perf_counter() - started,
-                held_s=held,
+                seconds=written.finished_at - started,
+                held_s=written.held_s,
+                cpu_s=written.cpu_s,
                 depth=self.spool.depth(),
             )
 
-    def _write(self, live: list[Segment]) -> int:
-        """Probe rows, then side rows, under one open of the file (none if idle)."""
-        with self._side_lock:
-            idle = not live and not self._side
-        if idle:
-            return 0
-        session = self.warehouse.connect() if self.warehouse.resident else nullcontext()
-        with session:  # a resident warehouse: nested writes share this attach
-            inserted = self._insert(live)
-            self._flush_side_rows()
-        return inserted
-
-    def _insert(self, live: list[Segment]) -> int:
-        """Insert every row of ``live`` in one statement (line by line if DuckDB balks)."""
-        if not live:
-            return 0
-        try:
-            return self._insert_json([s.path for s in live])
-        except _BadSpoolData as exc:
-            log.error("spool data DuckDB cannot parse (%s); inserting line by line", exc)
-            return self._insert_lines(live)
-
-    def _complete_lines(self, segment: Segment) -> int:
-        """Cut a torn tail (a write interrupted by a crash) off a sealed segment."""
-        data = segment.path.read_bytes()
-        end = data.rfind(b"\n") + 1
-        if end < len(data):
-            self._reject(segment.path, data[end:].decode("utf-8", "replace"))
-            with open(segment.path, "r+b") as fh:
-                fh.truncate(end)
-                os.fsync(fh.fileno())
-        return data.count(b"\n")
-
-    def _insert_json(self, paths: list[Path]) -> int:
-        """DuckDB reads the JSON lines itself: no per-row Python work, GIL released.
-
-        One auto-committed statement is one transaction; few calls into DuckDB also mean
-        few waits for the GIL while the event loop is busy.
-        """
-        with self.warehouse.connect() as con:
-            con.execute("SET threads = 1")  # a flush is small; leave the other core to probes
-            try:
-                result = con.execute(_INSERT_JSON, [[str(p) for p in paths]]).fetchall()
-            except duckdb.Error as exc:
-                if isinstance(exc, (duckdb.InvalidInputException, duckdb.ConversionException)):
-                    raise _BadSpoolData(str(exc).splitlines()[0]) from exc
-                raise WarehouseError(f"insert into probe_results failed: {exc}") from exc
-        return int(result[0][0]) if result else 0
-
-    def _insert_lines(self, segments: list[Segment]) -> int:
-        """Slow path: decode in Python, set undecodable lines aside."""
-        rows: list[dict[str, Any]] = []
-        for segment in segments:
-            for line in read_segment(segment.path):
-                try:
-                    rows.append(json.loads(line))
-                except ValueError:
-                    self._reject(segment.path, line)
-        inserted = 0
-        for start in range(0, len(rows), _CHUNK_ROWS):
-            frame = probe_frame(rows[start : start + _CHUNK_ROWS])
-            inserted += self.warehouse.insert_frame("probe_results", frame, key="run_id")
-        return inserted
-
-    def _reject(self, path: Path, line: str) -> None:
-        """Keep an undecodable line aside instead of blocking the spool forever."""
-        log.error("spool line in %s is not valid JSON; moved to %s", path.name, _REJECTED)
-        with open(self.spool.directory / _REJECTED, "a", encoding="utf-8") as fh:
-            fh.write(line + "\n")
-
-    def _flush_side_rows(self) -> None:
-        """One insert per table; rows stay queued when the warehouse is unavailable."""
-        with self._side_lock:
-            pending, self._side = self._side, []
-        merged: dict[tuple[str, str], list[dict[str, Any]]] = {}
-        for batch in pending:
-            merged.setdefault((batch.table, batch.key), []).extend(batch.rows)
-        left = [_SideRows(table, key, rows) for (table, key), rows in merged.items()]
-        try:
-            while left:
-                self.warehouse.insert_rows(left[0].table, left[0].rows, key=left[0].key)
-                left.pop(0)
-        finally:
-            if left:
-                with self._side_lock:
-                    self._side = left + self._side
+    def _requeue(self, side: list[SideRows]) -> None:
+        """Side rows wait for the next flush (their inserts are idempotent)."""
+        if side:
+            with self._side_lock:
+                self._side = side + self._side

@@ -71,5 +71,6 @@ class Flushing(DaemonCore):
             self.stats.flushed_rows += outcome.inserted
             self.stats.flush_ms.append(outcome.seconds * 1000)
             self.stats.flush_held_ms.append(outcome.held_s * 1000)
+            self.stats.flush_cpu_ms.append(outcome.cpu_s * 1000)
             self.metrics.flush_seconds.observe(outcome.seconds)
         self.metrics.spool_depth.set(outcome.depth)

@@ -103,7 +103,7 @@ class Stopping(Reloading):
         if self._workers is not None:
             await asyncio.to_thread(self._workers.close)
             self._workers = None
-        self.warehouse.close()
+        await asyncio.to_thread(self.flusher.close)
         self.metrics.close()
 
     async def _drain_background(self) -> None:

@@ -30,7 +30,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Segment", "Spool", "SpoolError", "SpoolLocked", "pending_lines", "read_segment"]
+__all__ = [
+    "Segment",
+    "Spool",
+    "SpoolError",
+    "SpoolLocked",
+    "pending_lines",
+    "read_segment",
+    "remove_segments",
+]
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +99,14 @@ def pending_lines(directory: Path) -> int:
         with contextlib.suppress(FileNotFoundError):
             total += segment.path.read_bytes().count(b"\n")
     return total
+
+
+def remove_segments(directory: Path, paths: list[Path]) -> None:
+    """Delete flushed segments (their rows are committed to the warehouse), durably."""
+    for path in paths:
+        path.unlink(missing_ok=True)
+    if paths:
+        _fsync_dir(directory)
 
 
 def _fsync_dir(directory: Path) -> None:
@@ -247,13 +263,6 @@ class Spool:
                 self._start_segment(self._active.seq + 1)
             active_seq = self._active.seq
         return [s for s in list_segments(self.directory) if s.seq < active_seq]
-
-    def remove(self, segments: list[Segment]) -> None:
-        """Delete flushed segments (their rows are committed to the warehouse)."""
-        for segment in segments:
-            segment.path.unlink(missing_ok=True)
-        if segments:
-            _fsync_dir(self.directory)
 
     def depth(self) -> int:
         return pending_lines(self.directory)
