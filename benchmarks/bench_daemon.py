@@ -100,7 +100,9 @@ def simulator(niceness: int) -> Iterator[str]:
         proc.wait(timeout=30)
 
 
-def build_config(tmp: Path, base: str, jobs: int, flush_s: float = 1.0) -> Config:
+def build_config(
+    tmp: Path, base: str, jobs: int, flush_s: float = 1.0, probe_threads: int = 2
+) -> Config:
     per_provider = 100
     count = max(jobs // per_provider, 1)
     providers = tuple(
@@ -137,7 +139,12 @@ def build_config(tmp: Path, base: str, jobs: int, flush_s: float = 1.0) -> Confi
         warehouse=WarehouseConfig(tmp / "bench.duckdb", tmp / "spool", "bench"),
         providers=providers,
         probes=probes,
-        daemon=DaemonConfig(max_concurrency=64, flush_interval_s=flush_s, lock_wait_s=0.5),
+        daemon=DaemonConfig(
+            max_concurrency=64,
+            flush_interval_s=flush_s,
+            lock_wait_s=0.5,
+            probe_threads=probe_threads,
+        ),
     )
 
 
@@ -249,18 +256,21 @@ def main() -> None:
     tuning = DaemonTuning(
         install_signals=False,
         schedule_report=False,
-        probe_threads=args.probe_threads,
         flush_max_rows=args.flush_max_rows,
         flush_process=not args.flush_thread,
     )
     with tempfile.TemporaryDirectory() as tmp:
         if args.local:
-            config = build_config(Path(tmp), "http://127.0.0.1:9", args.jobs, args.flush_interval)
+            config = build_config(
+                Path(tmp), "http://127.0.0.1:9", args.jobs, args.flush_interval, args.probe_threads
+            )
             daemon = Daemon(config, probe_fn=local_probe, tuning=tuning)
             stats = asyncio.run(daemon.run(stop_after_s=args.seconds))
         else:
             with simulator(args.simulator_nice) as base:
-                config = build_config(Path(tmp), base, args.jobs, args.flush_interval)
+                config = build_config(
+                    Path(tmp), base, args.jobs, args.flush_interval, args.probe_threads
+                )
                 stats = asyncio.run(Daemon(config, tuning=tuning).run(stop_after_s=args.seconds))
         kinds = ("process", "resident", "connect")
         quiet = {kind: quiet_flush_ms(Path(tmp), rows=1000, kind=kind) for kind in kinds}

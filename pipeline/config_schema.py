@@ -132,6 +132,7 @@ DAEMON = {
     "lock_wait": Key(_STR, 'a duration such as "500ms"', default="500ms"),
     "shutdown_grace": Key(_STR, 'a duration such as "30s"', default="30s"),
     "metrics_port": Key(_INT, "a TCP port from 1 to 65535"),
+    "probe_threads": Key(_INT, "an integer from 0 to 64", default=0),
 }
 
 TOP = {

@@ -337,10 +337,13 @@ def _daemon(t: dict[str, Any], c: Checker) -> DaemonConfig:
     port = t["metrics_port"]
     if port is not None and not 1 <= port <= 65535:
         raise c.fail("daemon.metrics_port", f"expected a TCP port from 1 to 65535, got {port}")
+    if not 0 <= t["probe_threads"] <= 64:
+        raise c.fail("daemon.probe_threads", f"expected 0 to 64, got {t['probe_threads']}")
     return DaemonConfig(
         max_concurrency=t["max_concurrency"],
         flush_interval_s=c.duration(t["flush_interval"], "daemon.flush_interval"),
         lock_wait_s=c.duration(t["lock_wait"], "daemon.lock_wait"),
         shutdown_grace_s=c.duration(t["shutdown_grace"], "daemon.shutdown_grace"),
         metrics_port=port,
+        probe_threads=t["probe_threads"],
     )

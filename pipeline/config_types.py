@@ -132,6 +132,7 @@ class DaemonConfig:
     lock_wait_s: float = 0.5  # how long a flush waits for a reader to let go
     shutdown_grace_s: float = 30.0  # in-flight probes get this long on SIGTERM
     metrics_port: int | None = None  # Prometheus /metrics on 127.0.0.1 when set
+    probe_threads: int = 0  # >0: probes run on this many worker event loops
 
 
 @dataclass(frozen=True, slots=True)

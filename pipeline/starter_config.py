@@ -253,4 +253,5 @@ max_concurrency = 8           # probes in flight at once, all providers together
 flush_interval = "2s"         # how often results move from the spool into DuckDB
 shutdown_grace = "30s"        # how long in-flight probes may finish on SIGTERM
 # metrics_port = 9464         # Prometheus /metrics on 127.0.0.1
+# probe_threads = 2           # thousands of probes a minute: probe on worker event loops
 """

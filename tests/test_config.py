@@ -245,6 +245,11 @@ BAD = {
         ["alerts.webhooks[0].url_env", "not set"],
         ('url_env = "NW_UNSET_HOOK"', 1),
     ),
+    "probe threads out of range": (
+        VALID + "\n[daemon]\nprobe_threads = 99\n",
+        ["daemon.probe_threads", "0 to 64", "99"],
+        ("probe_threads = 99", 1),
+    ),
     "bad context text": (
         replace('context = "32k"', 'context = "lots"'),
         ["probes[1].context", "token count"],

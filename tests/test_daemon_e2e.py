@@ -106,13 +106,14 @@ def test_fast_schedule_rows_caps_and_budget(
         tmp_path,
         simulator,
         budget=budget,
-        daemon=DaemonConfig(max_concurrency=3, flush_interval_s=0.2, lock_wait_s=0.2),
+        daemon=DaemonConfig(
+            max_concurrency=3, flush_interval_s=0.2, lock_wait_s=0.2, probe_threads=probe_threads
+        ),
     )
     runner = CountingRunner()
 
     async def main() -> DaemonStats:
-        tuning = replace(QUIET, probe_threads=probe_threads)
-        daemon = Daemon(config, probe_fn=runner, tuning=tuning)  # type: ignore[arg-type]
+        daemon = Daemon(config, probe_fn=runner, tuning=QUIET)  # type: ignore[arg-type]
         return await daemon.run(stop_after_s=5.0)
 
     stats = asyncio.run(main())

@@ -46,7 +46,6 @@ class DaemonTuning:
     heartbeat_s: float = 30.0
     flush_backoff_max_s: float = 30.0
     install_signals: bool = True  # SIGTERM/SIGINT stop, SIGHUP reloads
-    probe_threads: int = 0  # >0: run probes on worker event loops (high probe rates)
     # Flush early once this many rows wait: a smaller batch holds the file for less time.
     flush_max_rows: int = 500
     # ... but leave the file free this long between flushes, so readers get their turn.

@@ -40,8 +40,12 @@ class Reloading(Scheduling):
             log.warning("config reload: warehouse/spool changes take effect after a restart")
             new = replace(new, warehouse=self.config.warehouse)
         old_d, new_d = self.config.daemon, new.daemon
-        if (old_d.metrics_port, old_d.lock_wait_s) != (new_d.metrics_port, new_d.lock_wait_s):
-            log.warning("config reload: metrics_port and lock_wait take effect after a restart")
+        restart = ("metrics_port", "lock_wait_s", "probe_threads")
+        if any(getattr(old_d, key) != getattr(new_d, key) for key in restart):
+            log.warning(
+                "config reload: metrics_port, lock_wait and probe_threads take effect after a"
+                " restart"
+            )
         assert self._caps is not None
         self._caps.configure(new)
         self.budget.configure(new.budget)

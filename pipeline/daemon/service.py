@@ -91,8 +91,8 @@ class Daemon(Stopping):
         self._client = httpx.AsyncClient(
             limits=httpx.Limits(max_connections=None, max_keepalive_connections=64)
         )
-        if self.tuning.probe_threads > 0:
-            self._workers = ProbeWorkers(self.tuning.probe_threads)
+        if self.config.daemon.probe_threads > 0:
+            self._workers = ProbeWorkers(self.config.daemon.probe_threads)
         port = self.config.daemon.metrics_port
         if port is not None:
             try:
