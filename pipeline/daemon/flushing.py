@@ -16,11 +16,8 @@ __all__ = ["Flushing"]
 
 class Flushing(DaemonCore):
     def reading(self) -> contextlib.AbstractContextManager[None]:
-        """Hold off flushes so this process may open the warehouse read-only.
-
-        DuckDB refuses a read-only and a read-write connection to one file inside one
-        process; other processes just retry the lock.
-        """
+        """Hold off flushes while this process reads the warehouse, so a read never
+        waits for (or collides with) a flush holding the file."""
         return self.flusher.paused()
 
     async def _flush_loop(self) -> None:
@@ -58,7 +55,8 @@ class Flushing(DaemonCore):
             await asyncio.sleep(early)
 
     async def flush(self) -> FlushOutcome:
-        """Move the spool into the warehouse now (in a worker thread)."""
+        """Move the spool into the warehouse now (a worker thread hands the sealed
+        segments to the writer and waits for it)."""
         outcome = await asyncio.to_thread(self.flusher.flush_once)
         self._account_flush(outcome)
         return outcome

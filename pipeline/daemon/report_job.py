@@ -1,10 +1,9 @@
 """The weekly job: analyse, render the weekly report, send phase changes and its link.
 
 Scheduled from ``[report]`` weekday/time/timezone. Analysis and rendering run in a worker
-thread inside ``Flusher.paused()``: DuckDB refuses mixed read-only and read-write
-connections to one file within a process, and a paused flusher holds none (the spool
-just grows for the minutes the job takes). Found by import so the daemon still runs
-where the report or analysis packages are absent.
+thread inside ``Flusher.paused()``, so the job's reads and writes never wait for a flush
+and a flush never waits for the job (the spool just grows for the minutes it takes).
+Found by import so the daemon still runs where the report or analysis packages are absent.
 """
 
 from __future__ import annotations

@@ -3,8 +3,9 @@
 Every scheduled run leaves exactly one row: a probe result (``done``), a ``skipped``
 row saying why it could not start (misfire, overrun, budget, shutdown) or an
 ``aborted`` row for a probe cut off by shutdown. Rows reach the spool (fsync'd)
-before they count; a worker thread moves them into DuckDB, so the event loop never
-waits on the database and a reader holding the file only makes the spool grow.
+before they count; the flush process moves them into DuckDB, so neither the event loop
+nor the probes wait on the database, and a reader holding the file only makes the spool
+grow.
 
 This module starts the daemon and holds its public API; the parts live in ``core``
 (state, spooling), ``flushing``, ``running`` (one run), ``jobs`` (scheduler
