@@ -186,6 +186,7 @@ class SegmentWriter:
         One auto-committed statement is one transaction.
         """
         with self.warehouse.connect() as con:
+            con.execute("SET threads = 1")  # a flush is small: one thread spends the least CPU
             try:
                 result = con.execute(_INSERT_JSON, [[str(p) for p in paths]]).fetchall()
             except duckdb.Error as exc:
