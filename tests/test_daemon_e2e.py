@@ -213,7 +213,7 @@ async def _hold(path: Path, release: asyncio.Event, holding: asyncio.Event) -> N
 def test_a_reader_holding_the_file_does_not_stop_probing_and_the_spool_drains(
     tmp_path: Path, simulator: SimulatorHandle
 ) -> None:
-    hold_s = 3.0  # production readers may hold for hours; behaviour is the same
+    hold_s = 60.0  # a minute, as promised; production readers may hold for hours
     config = _sim_config(tmp_path, simulator)
     Warehouse(config.warehouse.path).migrate()
 
