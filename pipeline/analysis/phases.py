@@ -1,8 +1,10 @@
 """Degradation phases of one provider/model, mapped to the stages users describe.
 
-1. Change points of the key signals (deseasonalized log short-context TTFT, log long/short
-   penalty, daily error rate, daily accuracy) are found with ``changepoints.detect`` and merged
-   when closer than a day.
+1. Change points of the key signals (deseasonalized log short- and long-context TTFT, log
+   long/short penalty, daily error rate, daily accuracy) are found with
+   ``changepoints.detect`` and merged when closer than a day. Long-context TTFT is segmented
+   on its own: the penalty (long - short) carries the short-context noise too, so a subtle
+   long-context slowdown shows in it later or not at all.
 2. The *baseline* is the best sustained state: among segments lasting >= 3 days, the one with
    the lowest short-context TTFT.
 3. Each segment is compared with the baseline signal by signal (one-sided Mann-Whitney,
@@ -15,12 +17,11 @@
    stable otherwise. Stage: errors, accuracy or flags
    moved -> major_degradation; long-context penalty moved -> long_context_issues; otherwise
    subtle_degradation; recovering -> recovery.
-5. A stable -> degraded boundary is moved back to where the moved latency signals began to
-   depart: a flat-ramp-flat (broken-line) fit within 14 days of the break, the left level
-   being the whole stable run's median and the right level profiled out, kept only when it
-   beats an abrupt step by a likelihood-ratio margin (chi-square(1), AR(1)-adjusted noise);
-   a 95 % profile-likelihood interval of the onset is kept with the phase. So a gradual
-   degradation is dated from its start rather than its middle.
+5. A stable -> degraded boundary is moved to where the latency signals that moved in the
+   episode began to depart: a joint flat-ramp-flat (broken-line) fit, kept only when it
+   beats an abrupt step, with a 95 % likelihood-ratio interval of the onset kept with the
+   phase (``onset.ramp_fit``). So a gradual degradation is dated from its start rather
+   than its middle.
 6. Adjacent segments with the same label and stage form one phase; severity is the relative
    TTFT change against the baseline (long-context TTFT for long_context_issues) with a
    block-bootstrap 95 % CI.
@@ -46,6 +47,7 @@ from pipeline.analysis.effects import (
     mann_whitney_one_sided,
     relative_shift_ci,
 )
+from pipeline.analysis.onset import RAMP_WINDOW, lag1, ramp_fit
 
 __all__ = [
     "Phase",
@@ -70,9 +72,7 @@ _MIN_ERROR_DIFF = 0.005
 _MIN_ACCURACY_DROP = 0.02
 _MIN_FLAG_RATIO = 2.0
 _MERGE_HOURS = 24
-_RAMP_WINDOW = 14 * 24  # how far a gradual onset may start before the detected break
 _LATENCY = frozenset({"ttft_short", "ttft_long", "long_context_penalty"})
-_CHI2_1_95 = 3.841458820694124  # profile-likelihood interval for the onset
 
 
 @dataclass(frozen=True)
@@ -144,6 +144,7 @@ def candidate_breaks(s: ProviderSeries) -> list[int]:
     breaks = list(detect(s.short))
     if s.long is not None:
         breaks += detect(s.long - s.short)
+        breaks += detect(s.long)
     breaks += _daily_breaks(s.n_errors, s.n)
     if s.n_scored is not None and s.n_correct is not None:
         wrong = s.n_scored - s.n_correct
@@ -153,16 +154,6 @@ def candidate_breaks(s: ProviderSeries) -> list[int]:
 
 def _sum(a: IntArray | None, lo: int, hi: int) -> int:
     return int(a[lo:hi].sum()) if a is not None else 0
-
-
-def _lag1(x: FloatArray) -> float:
-    """Lag-1 autocorrelation of the finite, demedianed values (clipped to [0, 0.9])."""
-    v = x[np.isfinite(x)]
-    if v.size < 10:
-        return 0.5
-    d = v - np.median(v)
-    denom = float(d[:-1] @ d[:-1])
-    return float(np.clip((d[:-1] @ d[1:]) / denom, 0.0, 0.9)) if denom > 0 else 0.0
 
 
 def _compare(s: ProviderSeries, seg: tuple[int, int], base: tuple[int, int]) -> Segment:
@@ -175,7 +166,7 @@ def _compare(s: ProviderSeries, seg: tuple[int, int], base: tuple[int, int]) -> 
         if series is None:
             return
         b, a = series[blo:bhi], series[lo:hi]
-        p = mann_whitney_one_sided(b, a, rho=_lag1(b))
+        p = mann_whitney_one_sided(b, a, rho=lag1(b))
         fa, fb = a[np.isfinite(a)], b[np.isfinite(b)]
         if fa.size < 6 or fb.size < 6 or not math.isfinite(p):
             return
@@ -306,22 +297,27 @@ def refine_onsets(segments: list[Segment], s: ProviderSeries) -> list[Segment]:
             j -= 1
         run_start, run_end = out[j].start, seg.end
         run_moved = set(seg.moved)
+        ends = [seg.end]
         for nxt in out[i + 1 :]:
             if nxt.label == "stable":
                 break
             run_end = nxt.end
             run_moved |= nxt.moved.keys()
-        # The latency signals that moved at the boundary; when only counts moved there
-        # (errors first), those that moved later in the same episode: the fit cannot date
-        # the onset after the boundary, only find an earlier departure.
-        names = seg.moved.keys() if _LATENCY & seg.moved.keys() else run_moved
-        moved = [s.short] if "ttft_short" in names else []
-        if s.long is not None and {"ttft_long", "long_context_penalty"} & names:
+            ends.append(nxt.end)
+        # Every latency signal that moved in the episode dates it (they share the onset;
+        # a signal that moves more strongly later, e.g. long context, carries most of the
+        # information about when the departure began).
+        moved = [s.short] if "ttft_short" in run_moved else []
+        if s.long is not None and {"ttft_long", "long_context_penalty"} & run_moved:
             moved.append(s.long)  # the penalty is long - short: not a third signal
         if not moved:
             i += 1
             continue
-        onset, o_lo, o_hi = ramp_fit(moved, run_start, seg.start, run_end)
+        # A break found on one noisy latency signal may come early, so the joint fit may
+        # also move it later within its segment; a boundary where counts moved (errors
+        # first) is kept as the latest onset.
+        latest = seg.end - 1 if seg.moved.keys() <= _LATENCY else seg.start
+        onset, o_lo, o_hi = ramp_fit(moved, run_start, seg.start, run_end, ends=ends, latest=latest)
         onset, o_lo = max(run_start + 1, onset), max(run_start + 1, o_lo)
         # k: the stable segment that contains the onset; later stable pieces are absorbed.
         k = max(m for m in range(j, i) if out[m].start < onset)
@@ -333,102 +329,10 @@ def refine_onsets(segments: list[Segment], s: ProviderSeries) -> list[Segment]:
 
 
 def ramp_onset(
-    signals: list[FloatArray], lo: int, c: int, hi: int, window: int = _RAMP_WINDOW
+    signals: list[FloatArray], lo: int, c: int, hi: int, window: int = RAMP_WINDOW
 ) -> int:
-    """Start of the departure around break ``c`` (see ``ramp_fit``)."""
+    """Start of the departure around break ``c`` (see ``onset.ramp_fit``)."""
     return ramp_fit(signals, lo, c, hi, window)[0]
-
-
-def ramp_fit(
-    signals: list[FloatArray], lo: int, c: int, hi: int, window: int = _RAMP_WINDOW
-) -> tuple[int, int, int]:
-    """Onset of the departure around break ``c`` with a 95 % profile-likelihood interval:
-    ``(onset, onset_lo, onset_hi)``.
-
-    Model, per signal: the baseline level ``a`` (median of ``x[lo:c]``, the whole stable
-    run, so it is well estimated) until ``s``, a straight ramp from ``s`` to ``e``, then a
-    new level ``b``; ``b`` is fitted by least squares for every ``(s, e)`` (profile
-    likelihood), so a right segment that is still ramping or cut short does not bias the
-    start. The ramp is kept only when it beats the best abrupt step (``e = s + 1``) by more
-    than the chi-square(1) 95 % quantile (one extra parameter); otherwise the onset is the
-    best step. ``s`` ranges over
-    ``[c - window, c]``, ``e`` over ``(s, c + window]``, both within ``[lo, hi)``. Signals
-    share ``s`` and ``e`` and are weighted by their long-run noise variance (AR(1)
-    inflation of the robust variance), so the summed criterion is on the scale of a
-    Gaussian log-likelihood. The interval keeps every ``s`` whose profiled criterion is
-    within the chi-square(1) 95 % quantile (3.84) of the best (Gaussian, AR(1)-adjusted;
-    the onset is a non-regular parameter, so the interval is approximate). An abrupt step
-    gives ``s = c`` and a narrow interval.
-    """
-    w0, w1 = max(lo, c - window), min(hi, c + window)
-    ramp: FloatArray | None = None
-    step: FloatArray | None = None
-    for x in signals:
-        left = x[lo:c]
-        left = left[np.isfinite(left)]
-        if left.size < 3 or np.isfinite(x[c:w1]).sum() < 3:
-            continue
-        fit = _ramp_sse(x[w0:w1], c - w0, float(np.median(left)))
-        scale = _long_run_var(left)
-        if fit is None or scale <= 0:
-            continue
-        ramp = fit[0] / scale if ramp is None else ramp + fit[0] / scale
-        step = fit[1] / scale if step is None else step + fit[1] / scale
-    if ramp is None or step is None:
-        return c, c, c
-    # A ramp has one more parameter than a step (its length): prefer it only when it fits
-    # significantly better, so noise before an abrupt change is not read as a slow start.
-    crit = ramp if float(step.min() - ramp.min()) > _CHI2_1_95 else step
-    best = int(np.argmin(crit))
-    inside = np.flatnonzero(crit <= crit[best] + _CHI2_1_95)
-    return w0 + best, int(w0 + inside.min()), int(w0 + inside.max())
-
-
-def _long_run_var(x: FloatArray) -> float:
-    """Long-run variance of a stable stretch under AR(1): robust marginal variance (MAD)
-    times (1 + rho) / (1 - rho), so hourly autocorrelation does not overstate evidence."""
-    sd = float(np.median(np.abs(x - np.median(x)))) / 0.6744897501960817
-    rho = _lag1(x)
-    return sd * sd * (1.0 + rho) / (1.0 - rho)
-
-
-def _ramp_sse(x: FloatArray, c: int, level: float) -> tuple[FloatArray, FloatArray] | None:
-    """Profiled squared error of flat-ramp-flat fits over ``x`` (NaN ignored), left level
-    ``level``, right level fitted by least squares, for every ramp start ``s`` in
-    ``[0, c]``: ``(min over e of SSE(s, e), SSE(s, s + 1))``, the second being the abrupt
-    step at ``s``."""
-    n = x.size
-    mask = np.isfinite(x).astype(np.float64)
-    if mask.sum() < 6:
-        return None
-    y = np.where(mask > 0, x - level, 0.0)
-    t = np.arange(n, dtype=np.float64)
-
-    def cum(v: FloatArray) -> FloatArray:
-        return np.concatenate([[0.0], np.cumsum(v)])
-
-    m0, m1, m2 = cum(mask), cum(mask * t), cum(mask * t * t)
-    y0, y1, yy = cum(y), cum(y * t), cum(y * y)
-    s_idx = np.arange(0, min(c, n - 1) + 1)
-    e_idx = np.arange(1, n + 1)
-    ss, ee = np.meshgrid(s_idx, e_idx, indexing="ij")
-    ok = ee > ss
-    ss, ee = ss[ok], ee[ok]
-    # u(t) = 0 before s, (t - s + 1) / (e - s) on the ramp [s, e), 1 on [e, n), so ``s`` is
-    # the first departed hour (a step at s has u(s) = 1); the fit of y = x - level is
-    # (b - level) u(t): SSE = S_yy - S_yu^2 / S_uu.
-    sf, length = ss.astype(np.float64) - 1.0, (ee - ss).astype(np.float64)
-    suu = (m2[ee] - m2[ss]) - 2 * sf * (m1[ee] - m1[ss]) + sf * sf * (m0[ee] - m0[ss])
-    suu = suu / (length * length) + (m0[n] - m0[ee])
-    syu = ((y1[ee] - y1[ss]) - sf * (y0[ee] - y0[ss])) / length + (y0[n] - y0[ee])
-    with np.errstate(invalid="ignore", divide="ignore"):
-        gain = np.where(suu > 1e-12, syu * syu / suu, 0.0)
-    sse = yy[n] - gain
-    # Best ramp end for each start: a segment-wise minimum over the flattened grid.
-    order = np.lexsort((sse, ss))
-    first = np.concatenate([[True], np.diff(ss[order]) != 0])
-    step = ee == ss + 1
-    return sse[order[first]], sse[step][np.argsort(ss[step])]
 
 
 def _merge_phases(
