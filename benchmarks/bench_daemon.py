@@ -3,16 +3,24 @@
 Prints start lag (actual minus planned start of each scheduled run) p50/p99 and flush
 latency p50/p99. Targets: p99 start lag <= 100 ms, p99 flush <= 50 ms.
 
-Flush latency is one flush that moved rows, in its worker thread: from sealing the spool
-segment to deleting the flushed segments, i.e. opening (attaching) the DuckDB file, the
-insert and its commit (durable on disk), the side rows (daemon/alert events), closing
-(detach: checkpoint and lock release) and the spool bookkeeping. "held" is the part
-during which the file is locked, which is what a reader waits for at most.
+Flush latency is one flush that moved rows: from the daemon sealing the spool segment to
+the flush process deleting the flushed segments, i.e. handing over the paths, opening
+(attaching) the DuckDB file, the insert and its commit (durable on disk), the side rows
+(daemon/alert events), closing (detach: checkpoint and lock release) and the spool
+bookkeeping. "held" is the part during which the file is locked, which is what a reader
+waits for at most; "CPU" is what the flush process itself used.
+
+The simulator stands in for providers on other machines, so by default it runs at the
+lowest CPU priority (``--simulator-nice 0`` lets it compete with the daemon).
 
     uv run python benchmarks/bench_daemon.py [--seconds 25] [--jobs 1000] [--local]
+        [--flush-thread] [--simulator-nice N] [--checkpoints 300]
 
 ``--local`` swaps the HTTP probe for an in-process one, to separate the daemon's own
 overhead from the load of 1,000 real requests a second on the same machine.
+``--flush-thread`` flushes in a thread of the daemon (the design before the flush process).
+``--checkpoints N`` profiles N quiet flushes as the table grows, showing DuckDB's
+occasional expensive checkpoints.
 """
 
 from __future__ import annotations
@@ -44,7 +52,7 @@ from pipeline.config_types import (
 )
 from pipeline.daemon import Daemon, DaemonStats, DaemonTuning
 from pipeline.daemon.flush_process import FlushProcess
-from pipeline.daemon.flusher import Flusher, RowWriter
+from pipeline.daemon.flusher import Flusher, FlushOutcome, RowWriter
 from pipeline.daemon.logs import setup_logging
 from pipeline.daemon.segment_writer import SegmentWriter
 from pipeline.daemon.spool import Spool
@@ -191,13 +199,15 @@ def report(stats: DaemonStats, seconds: float, jobs: int, mode: str) -> None:
     if cpu.size:
         print(
             f"flush CPU ms (the writer's own): p50={np.percentile(cpu, 50):.1f}"
-            f" p99={np.percentile(cpu, 99):.1f}"
+            f" p99={np.percentile(cpu, 99):.1f};"
+            f" {int((cpu > 2 * np.median(cpu)).sum())} of {cpu.size} flushes used over twice"
+            " the median (DuckDB's periodic checkpoint work)"
         )
     print(f"busy flushes={stats.busy_flushes} spool depth at exit={stats.spool_depth}")
 
 
-def quiet_flush_ms(tmp: Path, rows: int, kind: str, flushes: int = 10) -> list[float]:
-    """Flush latency with nothing else running: the floor the daemon's figure sits on."""
+def quiet_flushes(tmp: Path, rows: int, kind: str, flushes: int = 10) -> list[FlushOutcome]:
+    """Flushes with nothing else running: the floor the daemon's figure sits on."""
     warehouse = Warehouse(tmp / f"quiet-{kind}.duckdb", lock_wait_s=1.0, resident=kind != "connect")
     warehouse.migrate()
     spool = Spool(tmp / f"quiet-{kind}-spool")
@@ -220,7 +230,7 @@ def quiet_flush_ms(tmp: Path, rows: int, kind: str, flushes: int = 10) -> list[f
     flusher.flush_once()  # warm-up: a flush process starts on its first flush
     for _ in range(flushes):
         asyncio.run(fill())
-        out.append(flusher.flush_once().seconds * 1000)
+        out.append(flusher.flush_once())
     flusher.close()
     spool.close()
     warehouse.close()
@@ -244,6 +254,12 @@ def main() -> None:
         type=int,
         default=19,
         help="CPU niceness of the simulator process (19: it stands in for remote machines)",
+    )
+    parser.add_argument(
+        "--checkpoints",
+        type=int,
+        default=0,
+        help="also profile this many quiet flushes of 500 rows as the table grows",
     )
     parser.add_argument(
         "--flush-thread",
@@ -273,7 +289,8 @@ def main() -> None:
                 )
                 stats = asyncio.run(Daemon(config, tuning=tuning).run(stop_after_s=args.seconds))
         kinds = ("process", "resident", "connect")
-        quiet = {kind: quiet_flush_ms(Path(tmp), rows=1000, kind=kind) for kind in kinds}
+        quiet = {kind: quiet_flushes(Path(tmp), rows=1000, kind=kind) for kind in kinds}
+        profile = quiet_flushes(Path(tmp), 500, "process", args.checkpoints)
     mode = (
         f"probe={'local' if args.local else 'simulator'} probe_threads={args.probe_threads}"
         f" flush_interval={args.flush_interval:g}s flush_max_rows={args.flush_max_rows}"
@@ -286,13 +303,30 @@ def main() -> None:
         "resident": "thread, attach to a resident instance",
         "connect": "thread, connect per flush",
     }
-    for kind, samples in quiet.items():
+    for kind, outcomes in quiet.items():
         how = hows[kind]
+        samples = [o.seconds * 1000 for o in outcomes]
         print(
             f"flush ms, 1000 rows, daemon idle, {how}: p50={np.percentile(samples, 50):.1f}"
             f" max={max(samples):.1f} (n={len(samples)})"
         )
     print(f"load average during run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    if profile:
+        checkpoint_profile(profile)
+
+
+def checkpoint_profile(outcomes: list[FlushOutcome]) -> None:
+    """Writer CPU per flush as the table grows (500 rows each, nothing else running):
+    DuckDB's checkpoint at detach now and then does much more work than usual."""
+    cpu = np.array([o.cpu_s * 1000 for o in outcomes])
+    median = float(np.median(cpu))
+    print(f"checkpoint profile, {cpu.size} quiet flushes of 500 rows: CPU ms median {median:.1f}")
+    for start in range(0, cpu.size, 50):
+        block = cpu[start : start + 50]
+        last = start + block.size - 1
+        print(f"  flushes {start}-{last}: median {np.median(block):.1f} max {block.max():.0f}")
+    spikes = [f"#{i}: {c:.0f}" for i, c in enumerate(cpu) if c > 2 * median]
+    print(f"  flushes over twice the median (ms): {', '.join(spikes) or 'none'}")
 
 
 if __name__ == "__main__":
