@@ -14,10 +14,7 @@ import argparse
 import asyncio
 import random
 import re
-import socket
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from collections import Counter
@@ -29,15 +26,10 @@ import probes.simulator
 from probes.adapters import ADAPTERS, preset_for
 from probes.adapters.http import execute
 from probes.adapters.state import StreamState
+from probes.simulator import running_in_process
 from probes.tasks import FAMILIES
 
 FAILURES: Counter[str] = Counter()
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _scenario_without_queueing(folder: Path) -> Path:
@@ -49,22 +41,6 @@ def _scenario_without_queueing(folder: Path) -> Path:
     path = folder / "bench.toml"
     path.write_text(text)
     return path
-
-
-def _start_simulator(port: int, scenario: Path) -> subprocess.Popen[bytes]:
-    code = "from pipeline.cli import main; main()"
-    args = ["simulate", "serve", "--port", str(port), "--time-scale", "1.0", "--quiet",
-            "--scenario", str(scenario)]  # fmt: skip
-    proc = subprocess.Popen([sys.executable, "-c", code, *args], stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return proc
-        except OSError:
-            time.sleep(0.1)
-    proc.kill()
-    raise SystemExit("simulator did not start")
 
 
 async def _one(client: httpx.AsyncClient, base: str, seed: int) -> float | None:
@@ -126,11 +102,10 @@ def main() -> None:
     parser.add_argument("--shard", type=int, default=10, help="connections per client")
     parser.add_argument("--burst", action="store_true", help="start every slot at once")
     args = parser.parse_args()
-    port = _free_port()
     folder = tempfile.TemporaryDirectory()
-    proc = _start_simulator(port, _scenario_without_queueing(Path(folder.name)))
-    try:
-        base = f"http://127.0.0.1:{port}/nova/v1"
+    scenario = _scenario_without_queueing(Path(folder.name))
+    with running_in_process(scenario, time_scale=1.0) as sim:
+        base = f"{sim.base_url}/nova/v1"
         mode = "burst starts" if args.burst else "starts spread over 1 s"
         print(f"{mode}; clients of {args.shard} connections; simulator in its own process")
         print(f"{'concurrent':>10} {'n':>6} {'median ms':>10} {'p99 ms':>8} {'max ms':>8} "
@@ -146,10 +121,7 @@ def main() -> None:
             )
             if FAILURES:
                 print(f"{'':>10} not measured (no first token): {dict(FAILURES)}")
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-        folder.cleanup()
+    folder.cleanup()
 
 
 if __name__ == "__main__":

@@ -27,20 +27,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import logging
 import os
-import socket
-import subprocess
-import sys
 import tempfile
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import httpx
 import numpy as np
 
 from pipeline.config_types import (
@@ -58,54 +52,10 @@ from pipeline.daemon.segment_writer import SegmentWriter
 from pipeline.daemon.spool import Spool
 from pipeline.warehouse import Warehouse
 from probes.ids import new_run_id
-from probes.result import ProbeResult
+from probes.result import ProbeResult, planned_row
+from probes.simulator import running_in_process
 
 SIM_PROVIDERS = (("nova", "openai"), ("sable", "anthropic"), ("kestrel", "openai"))
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@contextmanager
-def simulator(niceness: int) -> Iterator[str]:
-    """The simulator in its own process, so its CPU is not the daemon's event loop.
-
-    It stands in for providers on other machines; at ``niceness`` 19 it only gets the
-    CPU the daemon leaves, as if its work happened elsewhere (0: it competes fully).
-    """
-    port = _free_port()
-    cmd = [
-        "nice",
-        "-n",
-        str(niceness),
-        sys.executable,
-        "-c",
-        "from pipeline.cli import main; main()",
-    ]
-    cmd += ["simulate", "serve"]
-    proc = subprocess.Popen(
-        [*cmd, "--port", str(port), "--time-scale", "0.01", "--quiet"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                httpx.get(base, timeout=1.0)
-                break
-            except httpx.HTTPError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("simulator did not start") from None
-                time.sleep(0.2)
-        yield base
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
 
 
 def build_config(
@@ -158,20 +108,10 @@ def build_config(
 
 async def local_probe(provider: ProviderConfig, probe: ProbeConfig, **_: Any) -> ProbeResult:
     """A probe without network: 20 ms of waiting, a plausible row."""
-    started = datetime.now(UTC)
+    row = planned_row(provider, probe, run_id=new_run_id(), started_at=datetime.now(UTC))
     await asyncio.sleep(0.02)
-    return ProbeResult(
-        run_id=new_run_id(),
-        started_at=started,
-        provider=provider.name,
-        model=provider.model,
-        probe=probe.name,
-        task_family=probe.task,
-        ttft_ms=10.0,
-        total_ms=20.0,
-        input_tokens=200,
-        output_tokens=10,
-        error_class="ok",
+    return dataclasses.replace(
+        row, ttft_ms=10.0, total_ms=20.0, input_tokens=200, output_tokens=10, error_class="ok"
     )
 
 
@@ -283,7 +223,8 @@ def main() -> None:
             daemon = Daemon(config, probe_fn=local_probe, tuning=tuning)
             stats = asyncio.run(daemon.run(stop_after_s=args.seconds))
         else:
-            with simulator(args.simulator_nice) as base:
+            with running_in_process(time_scale=0.01, niceness=args.simulator_nice) as sim:
+                base = sim.base_url
                 config = build_config(
                     Path(tmp), base, args.jobs, args.flush_interval, args.probe_threads
                 )

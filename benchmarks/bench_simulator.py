@@ -14,9 +14,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import socket
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -24,7 +21,7 @@ from pathlib import Path
 import httpx
 
 from pipeline.warehouse import Warehouse
-from probes.simulator import bundled_scenario, load_scenario
+from probes.simulator import bundled_scenario, load_scenario, running_in_process
 from probes.simulator.history import generate, window
 from probes.simulator.store import write_history
 from probes.tasks import FAMILIES
@@ -50,27 +47,6 @@ def bench_history(days: float) -> None:
             f"history generate + store: {summary.inserted:,} rows in {total:.2f} s "
             f"(store {summary.write_s:.2f} s) = {summary.inserted / total:,.0f} rows/s"
         )
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _start_server(port: int) -> subprocess.Popen[bytes]:
-    code = "from pipeline.cli import main; main()"
-    args = ["simulate", "serve", "--port", str(port), "--time-scale", "0", "--quiet"]
-    proc = subprocess.Popen([sys.executable, "-c", code, *args], stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return proc
-        except OSError:
-            time.sleep(0.05)
-    proc.kill()
-    raise SystemExit("simulator did not start")
 
 
 async def _drive(url: str, stream: bool, seconds: float, concurrency: int) -> tuple[int, int]:
@@ -101,16 +77,14 @@ def _cpu_s(pid: int) -> float:
 
 
 def bench_server(seconds: float, concurrency: int) -> None:
-    port = _free_port()
-    proc = _start_server(port)
-    try:
-        url = f"http://127.0.0.1:{port}/nova/v1/chat/completions"
+    with running_in_process(time_scale=0) as sim:
+        url = f"{sim.base_url}/nova/v1/chat/completions"
         for stream in (False, True):
-            cpu = _cpu_s(proc.pid)
+            cpu = _cpu_s(sim.pid)
             started = time.perf_counter()
             done, failed = asyncio.run(_drive(url, stream, seconds, concurrency))
             elapsed = time.perf_counter() - started
-            per_request_ms = (_cpu_s(proc.pid) - cpu) / max(done, 1) * 1000
+            per_request_ms = (_cpu_s(sim.pid) - cpu) / max(done, 1) * 1000
             kind = "streamed" if stream else "non-streamed"
             print(
                 f"server {kind}: {done / elapsed:,.0f} requests/s "
@@ -118,9 +92,6 @@ def bench_server(seconds: float, concurrency: int) -> None:
                 f"server CPU {per_request_ms:.2f} ms/request "
                 f"(~{1000 / max(per_request_ms, 1e-3):,.0f} requests/s per core)"
             )
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 def main() -> None:

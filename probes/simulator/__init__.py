@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from probes.simulator.faults import FAULTS, NO_FAULT
 from probes.simulator.loader import ScenarioError, bundled_scenario, load_scenario
+from probes.simulator.process import SimulatorProcess, running_in_process
 from probes.simulator.running import SimulatorHandle, configure, running, serve
 from probes.simulator.scenario import Scenario
 
@@ -18,9 +19,11 @@ __all__ = [
     "Scenario",
     "ScenarioError",
     "SimulatorHandle",
+    "SimulatorProcess",
     "bundled_scenario",
     "configure",
     "load_scenario",
     "running",
+    "running_in_process",
     "serve",
 ]

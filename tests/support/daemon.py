@@ -21,7 +21,7 @@ from pipeline.config_types import (
     WarehouseConfig,
 )
 from probes.ids import new_run_id
-from probes.result import ProbeResult
+from probes.result import ProbeResult, planned_row
 
 __all__ = ["LocalProbe", "WebhookReceiver", "make_config", "wait_until", "wait_until_async"]
 
@@ -127,15 +127,16 @@ class LocalProbe:
             for name in (provider.name, group):
                 self.active_by[name] -= 1
         total = (time.perf_counter() - t0) * 1000
-        return ProbeResult(
+        row = planned_row(
+            provider,
+            probe,
             run_id=new_run_id(),
             started_at=started,
-            provider=provider.name,
-            model=provider.model,
-            probe=probe.name,
-            task_family=probe.task,
             source=source,
             probe_site=probe_site,
+        )
+        return replace(
+            row,
             context_class=probe.context_class,
             ttft_ms=total / 2,
             total_ms=total,
