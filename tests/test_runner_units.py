@@ -4,7 +4,7 @@ pricing and the chars-per-token estimator."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 
 import httpx
@@ -142,10 +142,8 @@ def test_cost_and_estimator() -> None:
     assert est.estimate("multi_needle") == pytest.approx(3.3)
 
 
-def _raising(exc: Exception) -> ProbeResult:
-    def handler(request: httpx.Request) -> httpx.Response:
-        raise exc
-
+def _run_against(handler: Callable[[httpx.Request], httpx.Response]) -> ProbeResult:
+    """One probe through a mock transport (wire formats we cannot reach otherwise)."""
     provider = ProviderConfig(
         name="p", format="openai", base_url="https://x.test/v1", model="m", api_key_env=None
     )
@@ -158,6 +156,13 @@ def _raising(exc: Exception) -> ProbeResult:
             return await run_probe(provider, probe, client=client)
 
     return asyncio.run(go())
+
+
+def _raising(exc: Exception) -> ProbeResult:
+    def handler(request: httpx.Request) -> httpx.Response:
+        raise exc
+
+    return _run_against(handler)
 
 
 @pytest.mark.parametrize(
@@ -196,17 +201,6 @@ def test_hidden_reasoning_tokens_do_not_inflate_speed() -> None:
     def handler(request: httpx.Request) -> httpx.Response:
         return httpx.Response(200, content=pieces())
 
-    provider = ProviderConfig(
-        name="p", format="openai", base_url="https://x.test/v1", model="m", api_key_env=None
-    )
-    probe = ProbeConfig(
-        name="t", task="counting", context_tokens=100, every_s=60.0, cron=None, providers=("p",)
-    )
-
-    async def go() -> ProbeResult:
-        async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as client:
-            return await run_probe(provider, probe, client=client)
-
-    result = asyncio.run(go())
+    result = _run_against(handler)
     assert result.error_class == "ok" and result.reasoning_tokens == 100
     assert result.output_tokens_per_s is not None and result.output_tokens_per_s < 1_000
