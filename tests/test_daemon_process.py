@@ -54,6 +54,19 @@ def _flushes_at_least(proc: subprocess.Popen[str], port: int, count: int) -> boo
     return (scrape(port, "nerfwatch_flush_duration_seconds_count") or 0) >= count
 
 
+def _every_second(name: str) -> dict[str, object]:
+    """A short arithmetic probe every second (a [[probes]] table)."""
+    return {
+        "name": name,
+        "task": "arithmetic",
+        "context": 300,
+        "every": "1s",
+        "timeout": "1s",
+        "read_timeout": "1s",
+        "max_output_tokens": 256,
+    }
+
+
 def _provider(sim: SimulatorHandle, name: str, **extra: object) -> dict[str, object]:
     fmt = "openai" if name in ("nova", "kestrel") else "anthropic"
     return {
@@ -144,6 +157,26 @@ def _acknowledged(tmp_path: Path) -> set[str]:
     return ids | set(stored["run_id"].to_list())
 
 
+def _kill_inside_a_flush(
+    proc: subprocess.Popen[str], port: int, db: Path, flushes: int, who: str
+) -> None:
+    """After ``flushes`` flushes, SIGKILL ``who`` (daemon, flusher or both) while the
+    flush process holds the database."""
+    wait_until(lambda: _flushes_at_least(proc, port, flushes), 120, f"{flushes} flushes")
+    holder: list[int] = []
+
+    def caught() -> bool:
+        pid = _flush_holder(proc.pid, db)
+        holder[:] = [pid] if pid else []
+        return bool(holder)
+
+    wait_until(caught, 60, "the flush process holding the database")
+    if who == "both":  # a crash of the whole service (systemd kills the cgroup)
+        os.killpg(proc.pid, signal.SIGKILL)
+    else:
+        os.kill(holder[0] if who == "flusher" else proc.pid, signal.SIGKILL)
+
+
 def test_kill_9_during_flushes_then_restart_keeps_every_result_exactly_once(
     tmp_path: Path, simulator: SimulatorHandle
 ) -> None:
@@ -152,39 +185,12 @@ def test_kill_9_during_flushes_then_restart_keeps_every_result_exactly_once(
     config = write_toml(
         tmp_path / "nerfwatch.toml",
         providers=[_provider(simulator, n, max_concurrency=4) for n in names],
-        probes=[
-            {
-                "name": f"p{i}",
-                "task": "arithmetic",
-                "context": 300,
-                "every": "1s",
-                "timeout": "1s",
-                "read_timeout": "1s",
-                "max_output_tokens": 256,
-            }
-            for i in range(4)
-        ],
+        probes=[_every_second(f"p{i}") for i in range(4)],
         daemon={"flush_interval": "20ms", "metrics_port": port, "max_concurrency": 8},
     )
     rng = random.Random(7)
     db = tmp_path / "nerfwatch.duckdb"
     acknowledged: set[str] = set()
-
-    def kill_inside_a_flush(proc: subprocess.Popen[str], flushes: int, who: str) -> None:
-        """SIGKILL ``who`` (daemon, flush process, or both) while the file is held."""
-        wait_until(lambda: _flushes_at_least(proc, port, flushes), 120, f"{flushes} flushes")
-        holder: list[int] = []
-
-        def inside() -> bool:
-            pid = _flush_holder(proc.pid, db)
-            holder[:] = [pid] if pid else []
-            return bool(holder)
-
-        wait_until(inside, 60, "the flush process holding the database")
-        if who == "both":  # a crash of the whole service (systemd kills the cgroup)
-            os.killpg(proc.pid, signal.SIGKILL)
-        else:
-            os.kill(holder[0] if who == "flusher" else proc.pid, signal.SIGKILL)
 
     # Cycle 0: both die mid-flush. Cycle 1: the flush process alone dies mid-flush,
     # the daemon replaces it and flushes on, then both die. Cycle 2: the daemon alone
@@ -193,9 +199,10 @@ def test_kill_9_during_flushes_then_restart_keeps_every_result_exactly_once(
         with _daemon(config) as proc:
             target = 3 + rng.randint(0, 5)
             if cycle == 1:
-                kill_inside_a_flush(proc, target, "flusher")
+                _kill_inside_a_flush(proc, port, db, target, "flusher")
                 target += 3
-            kill_inside_a_flush(proc, target, {0: "both", 1: "both", 2: "daemon"}[cycle])
+            who = {0: "both", 1: "both", 2: "daemon"}[cycle]
+            _kill_inside_a_flush(proc, port, db, target, who)
             proc.wait(timeout=30)
         before = _acknowledged(tmp_path)
         assert acknowledged <= before  # nothing acknowledged earlier was lost
@@ -221,15 +228,7 @@ def _events(db: Path) -> list[str]:
 
 def test_status_while_running_and_sighup_reload(tmp_path: Path, simulator: SimulatorHandle) -> None:
     port = free_port()
-    probe = {
-        "name": "short",
-        "task": "arithmetic",
-        "context": 300,
-        "every": "1s",
-        "timeout": "1s",
-        "read_timeout": "1s",
-        "max_output_tokens": 256,
-    }
+    probe = _every_second("short")
     providers = [_provider(simulator, "nova"), _provider(simulator, "sable")]
     daemon_keys = {"flush_interval": "200ms", "metrics_port": port}
     path = tmp_path / "nerfwatch.toml"
