@@ -156,6 +156,9 @@ class SegmentWriter:
         remove_segments(self.spool_dir, existing)
         return Written(rows, inserted, held, time.perf_counter(), time.process_time() - cpu)
 
+    def start(self) -> None:
+        """Nothing to start: the warehouse is opened per write."""
+
     def close(self) -> None:
         self.warehouse.close()
 

@@ -33,7 +33,6 @@ from pipeline.daemon import state
 from pipeline.daemon.budget import Spend
 from pipeline.daemon.caps import Caps
 from pipeline.daemon.contract import DaemonError, DaemonStats, DaemonTuning, ProbeFunction
-from pipeline.daemon.flush_process import FlushProcess
 from pipeline.daemon.schedule import job_specs
 from pipeline.daemon.shutdown import Stopping
 from pipeline.daemon.spool import SpoolError
@@ -85,9 +84,7 @@ class Daemon(Stopping):
         except (SpoolError, OSError) as exc:
             raise DaemonError(str(exc)) from exc
         self._caps = Caps(self.config)
-        writer = self.flusher.writer
-        if isinstance(writer, FlushProcess):
-            writer.start()  # its imports overlap with migrating and replaying below
+        self.flusher.writer.start()  # a flush process's imports overlap with the steps below
         await self._prepare_warehouse()
         self._client = httpx.AsyncClient(
             limits=httpx.Limits(max_connections=None, max_keepalive_connections=64)
