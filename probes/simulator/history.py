@@ -274,6 +274,16 @@ def _gather(values: list[str], idx: npt.NDArray[np.int64]) -> pl.Series:
     return pl.Series(values, dtype=pl.String).gather(pl.Series(idx, dtype=pl.UInt32))
 
 
+_RATE_LIMIT_COLUMNS = (
+    "rl_requests_limit",
+    "rl_requests_remaining",
+    "rl_requests_reset_s",
+    "rl_tokens_limit",
+    "rl_tokens_remaining",
+    "rl_tokens_reset_s",
+)
+
+
 def _rate_limit_frame(
     provider: Provider,
     pv: model.PhaseValues,
@@ -283,19 +293,11 @@ def _rate_limit_frame(
     n: int,
 ) -> pl.DataFrame:
     """Rate-limit header values a probe would parse; all null when the provider sends none."""
-    names = [
-        "rl_requests_limit",
-        "rl_requests_remaining",
-        "rl_requests_reset_s",
-        "rl_tokens_limit",
-        "rl_tokens_remaining",
-        "rl_tokens_reset_s",
-    ]
     if provider.rate_limit_requests <= 0:
         return pl.DataFrame(
             {
                 k: pl.Series([None] * n, dtype=pl.Float64 if k.endswith("_s") else pl.Int64)
-                for k in names
+                for k in _RATE_LIMIT_COLUMNS
             }
         )
     req_limit, tok_limit = model.rate_limits(provider, pv)
@@ -392,12 +394,7 @@ def _finish(raw: pl.DataFrame, provider: Provider, probe: ProbeSpec) -> pl.DataF
                 "error_class",
                 "error_code",
                 "error_detail",
-                "rl_requests_limit",
-                "rl_requests_remaining",
-                "rl_requests_reset_s",
-                "rl_tokens_limit",
-                "rl_tokens_remaining",
-                "rl_tokens_reset_s",
+                *_RATE_LIMIT_COLUMNS,
             ]
         ),
     )
