@@ -16,9 +16,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["SimulatorProcess", "running_in_process"]
+from probes.simulator.running import HOST
 
-HOST = "127.0.0.1"
+__all__ = ["SimulatorProcess", "running_in_process"]
 
 
 @dataclass(frozen=True, slots=True)
