@@ -14,13 +14,14 @@ The simulator stands in for providers on other machines, so by default it runs a
 lowest CPU priority (``--simulator-nice 0`` lets it compete with the daemon).
 
     uv run python benchmarks/bench_daemon.py [--seconds 25] [--jobs 1000] [--local]
-        [--flush-thread] [--simulator-nice N] [--checkpoints 300]
+        [--flush-thread] [--simulator-nice N] [--checkpoints 300 [--history 2000000]]
 
 ``--local`` swaps the HTTP probe for an in-process one, to separate the daemon's own
 overhead from the load of 1,000 real requests a second on the same machine.
 ``--flush-thread`` flushes in a thread of the daemon (the design before the flush process).
 ``--checkpoints N`` profiles N quiet flushes as the table grows, showing DuckDB's
-occasional expensive checkpoints.
+occasional expensive checkpoints; ``--history ROWS`` stores that many results first, to
+show whether a flush slows as the history grows.
 """
 
 from __future__ import annotations
@@ -146,8 +147,11 @@ def report(stats: DaemonStats, seconds: float, jobs: int, mode: str) -> None:
     print(f"busy flushes={stats.busy_flushes} spool depth at exit={stats.spool_depth}")
 
 
-def quiet_flushes(tmp: Path, rows: int, kind: str, flushes: int = 10) -> list[FlushOutcome]:
-    """Flushes with nothing else running: the floor the daemon's figure sits on."""
+def quiet_flushes(
+    tmp: Path, rows: int, kind: str, flushes: int = 10, history: int = 0
+) -> list[FlushOutcome]:
+    """Flushes with nothing else running: the floor the daemon's figure sits on.
+    ``history``: results already stored (copies of the first batch, earlier in time)."""
     warehouse = Warehouse(tmp / f"quiet-{kind}.duckdb", lock_wait_s=1.0, resident=kind != "connect")
     warehouse.migrate()
     spool = Spool(tmp / f"quiet-{kind}-spool")
@@ -168,6 +172,15 @@ def quiet_flushes(tmp: Path, rows: int, kind: str, flushes: int = 10) -> list[Fl
 
     asyncio.run(fill())
     flusher.flush_once()  # warm-up: a flush process starts on its first flush
+    if history:  # the batch, copied back in time, as if the daemon had stored it before
+        warehouse.execute(
+            "CREATE TEMP TABLE batch AS SELECT * FROM probe_results;"
+            " DELETE FROM probe_results;"
+            " INSERT INTO probe_results SELECT b.* REPLACE (uuidv7()::VARCHAR AS run_id,"
+            " b.started_at - to_seconds(?::BIGINT - c.i) AS started_at)"
+            " FROM range(?) c(i), batch b ORDER BY c.i",
+            [history // rows, history // rows],
+        )
     for _ in range(flushes):
         asyncio.run(fill())
         out.append(flusher.flush_once())
@@ -202,6 +215,12 @@ def main() -> None:
         help="also profile this many quiet flushes of 500 rows as the table grows",
     )
     parser.add_argument(
+        "--history",
+        type=int,
+        default=0,
+        help="results stored before the --checkpoints profile starts",
+    )
+    parser.add_argument(
         "--flush-thread",
         action="store_true",
         help="flush in a thread of the daemon instead of its flush process (for comparison)",
@@ -231,7 +250,7 @@ def main() -> None:
                 stats = asyncio.run(Daemon(config, tuning=tuning).run(stop_after_s=args.seconds))
         kinds = ("process", "resident", "connect")
         quiet = {kind: quiet_flushes(Path(tmp), rows=1000, kind=kind) for kind in kinds}
-        profile = quiet_flushes(Path(tmp), 500, "process", args.checkpoints)
+        profile = quiet_flushes(Path(tmp), 500, "process", args.checkpoints, args.history)
     mode = (
         f"probe={'local' if args.local else 'simulator'} probe_threads={args.probe_threads}"
         f" flush_interval={args.flush_interval:g}s flush_max_rows={args.flush_max_rows}"
@@ -253,15 +272,18 @@ def main() -> None:
         )
     print(f"load average during run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     if profile:
-        checkpoint_profile(profile)
+        checkpoint_profile(profile, args.history)
 
 
-def checkpoint_profile(outcomes: list[FlushOutcome]) -> None:
+def checkpoint_profile(outcomes: list[FlushOutcome], history: int) -> None:
     """Writer CPU per flush as the table grows (500 rows each, nothing else running):
     DuckDB's checkpoint at detach now and then does much more work than usual."""
     cpu = np.array([o.cpu_s * 1000 for o in outcomes])
     median = float(np.median(cpu))
-    print(f"checkpoint profile, {cpu.size} quiet flushes of 500 rows: CPU ms median {median:.1f}")
+    print(
+        f"checkpoint profile, {cpu.size} quiet flushes of 500 rows after {history:,} stored:"
+        f" CPU ms median {median:.1f}, p99 {np.percentile(cpu, 99):.1f}"
+    )
     for start in range(0, cpu.size, 50):
         block = cpu[start : start + 50]
         last = start + block.size - 1

@@ -87,6 +87,51 @@ def test_insert_is_idempotent_by_run_id(warehouse: Warehouse) -> None:
     assert warehouse.query("SELECT count(*) AS n FROM probe_results")["n"][0] == 3
 
 
+def test_run_id_check_reaches_back_to_the_batchs_earliest_row(warehouse: Warehouse) -> None:
+    """The key check reads only rows from the batch's earliest started_at on: a replayed
+    old row is still found (it carries its own started_at), newer rows are added."""
+    old = result(started_at=T0 - timedelta(days=30)).as_row()
+    stored = [result(started_at=T0 + timedelta(minutes=i)).as_row() for i in range(3)]
+    warehouse.insert_rows("probe_results", [old, *stored], key="run_id")
+    later = result(started_at=T0 + timedelta(hours=1)).as_row()
+    assert warehouse.insert_rows("probe_results", [later, stored[1]], key="run_id") == 1
+    assert warehouse.insert_rows("probe_results", [old], key="run_id") == 0
+    assert warehouse.insert_rows("probe_results", [stored[0], old, later], key="run_id") == 0
+    counts = warehouse.query("SELECT count(*) AS n, count(DISTINCT run_id) AS u FROM probe_results")
+    assert counts.row(0) == (5, 5)
+
+
+def test_probe_results_carries_no_index(warehouse: Warehouse) -> None:
+    """An index there is rewritten at each checkpoint: flushes would slow as history grows."""
+    indexes = warehouse.query(
+        "SELECT count(*) AS n FROM duckdb_indexes() WHERE table_name = 'probe_results'"
+    )
+    keys = warehouse.query(
+        "SELECT count(*) AS n FROM duckdb_constraints() WHERE table_name = 'probe_results'"
+        " AND constraint_type IN ('PRIMARY KEY', 'UNIQUE')"
+    )
+    assert (indexes["n"][0], keys["n"][0]) == (0, 0)
+
+
+def test_dropping_the_indexes_keeps_rows_defaults_and_views(tmp_path: Path) -> None:
+    """Migration 006 rebuilds a populated probe_results: every row survives, the column
+    defaults and checks still hold, and the views built on the old table still read it."""
+    path = tmp_path / "w.duckdb"
+    before = [m for m in load_migrations() if m.number < 6]
+    old = Warehouse(path, migrations=before)
+    rows = [result(started_at=T0 + timedelta(minutes=i)).as_row() for i in range(4)]
+    old.insert_rows("probe_results", rows, key="run_id")
+    assert old.query("SELECT sum(n) AS n FROM hourly")["n"][0] == 4
+    wh = Warehouse(path)
+    assert wh.migrate() == ["006_probe_results_unindexed"]
+    stored = wh.query("SELECT run_id, source, run_status FROM probe_results ORDER BY run_id")
+    assert stored["run_id"].to_list() == sorted(r["run_id"] for r in rows)
+    assert set(stored["source"]) == {"live"} and set(stored["run_status"]) == {"done"}
+    assert wh.query("SELECT sum(n) AS n FROM hourly")["n"][0] == 4
+    with pytest.raises(WarehouseError, match="CHECK"):
+        wh.insert_rows("probe_results", [result(run_status="lost").as_row()], key="run_id")
+
+
 def test_row_roundtrip_keeps_every_field(warehouse: Warehouse) -> None:
     original = result(
         sanity_flags=["truncated", "wrong_script"],

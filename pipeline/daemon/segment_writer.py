@@ -6,7 +6,7 @@ worth it (tests, ``quiet`` benchmarks). Everything it needs travels in a ``Flush
 (paths and plain rows), so both places run exactly the same code.
 
 Order, and why it is safe at any crash point: cut torn tails (never acknowledged) →
-insert every row keyed by ``run_id`` (ON CONFLICT DO NOTHING, one transaction) →
+insert the rows whose ``run_id`` is not stored yet (one transaction) →
 release the file → delete the segments. A crash before the delete replays rows that
 the insert then skips, so each acknowledged result is stored exactly once.
 """
@@ -29,7 +29,7 @@ import duckdb
 import polars as pl
 
 from pipeline.daemon.spool import read_segment, remove_segments
-from pipeline.warehouse import Warehouse, WarehouseError
+from pipeline.warehouse import Warehouse, WarehouseError, insert_new_sql
 from probes.result import ProbeResult
 
 __all__ = ["PROBE_SCHEMA", "FlushBatch", "SegmentWriter", "SideRows", "Written", "probe_frame"]
@@ -72,9 +72,10 @@ def _duckdb_type(dtype: pl.DataType) -> str:
 
 
 _COLUMNS = ", ".join(f"'{name}': '{_duckdb_type(t)}'" for name, t in PROBE_SCHEMA.items())
-_INSERT_JSON = (
-    "INSERT INTO probe_results BY NAME SELECT * FROM read_json(?, "
-    f"format = 'newline_delimited', columns = {{{_COLUMNS}}}) ON CONFLICT DO NOTHING"
+_INSERT_JSON = insert_new_sql(
+    "probe_results",
+    f"SELECT * FROM read_json(?, format = 'newline_delimited', columns = {{{_COLUMNS}}})",
+    key="run_id",
 )
 
 

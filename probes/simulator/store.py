@@ -69,8 +69,8 @@ def write_history(
             f"DELETE FROM probe_results WHERE source = 'synthetic' AND provider IN ({marks})",
             names,
         )
-    # After the delete nothing can conflict, and skipping ON CONFLICT makes the insert ~3x
-    # faster; appending keeps it idempotent on run_id instead.
+    # After the delete nothing can clash, so the run_id check is skipped; appending
+    # (replace=False) keeps it, so a rerun stays idempotent on run_id.
     inserted = warehouse.insert_frame("probe_results", frame, key=None if replace else "run_id")
     phases = planted_phases(scenario, win, opts.step_scale)
     warehouse.execute("DELETE FROM synthetic_phases WHERE scenario = ?", [scenario.name])
