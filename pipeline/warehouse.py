@@ -45,8 +45,8 @@ _ALIAS = "warehouse"  # the file's catalog name inside a resident instance
 _INCOMING = "SELECT * FROM _incoming"  # a frame being inserted, registered under this name
 
 
-# Tables whose key has no index (migration 006): a row's copies all carry the same value of
-# this column, so the key check only needs the rows from the batch's earliest value on.
+# Every copy of a row in these tables carries the same value of this column, so the key
+# check only needs the stored rows from the batch's earliest value on.
 _KEY_SINCE = {"probe_results": "started_at"}
 
 
@@ -54,18 +54,21 @@ def insert_new_sql(table: str, source: str, *, key: str) -> str:
     """``INSERT`` (by column name) of the rows of the query ``source`` whose ``key`` is not
     in ``table`` yet, so replaying a batch adds nothing.
 
-    The check is an anti-join, not a unique index: an index on a table that keeps every
-    probe forever is rewritten at each checkpoint, so every append would pay for the
-    whole history. For ``_KEY_SINCE`` tables only rows at or after the batch's earliest
-    time are compared; DuckDB's zone maps skip older row groups, so the check reads the
-    newest data only (about 1.5 ms for 500 rows against 10 M).
+    The check is an anti-join, not ``ON CONFLICT``: after each attach (the flush process
+    attaches per flush) DuckDB's ``ON CONFLICT`` costs in proportion to the stored keys,
+    so every flush paid for the whole history: 500 rows took 75 ms of CPU with 2 M rows
+    stored, 17 ms this way. For ``_KEY_SINCE`` tables only rows at or after the batch's earliest
+    time are compared; zone maps skip older row groups (about 1.5 ms for 500 rows against
+    10 M). The primary key still stands guard: a duplicate that got past the check fails
+    the insert, it is never stored twice. Duplicates inside ``source`` are dropped.
     """
     existing = f"SELECT {key} FROM {table}"
     since = _KEY_SINCE.get(table)
     if since is not None:
         existing += f" WHERE {since} >= (SELECT min({since}) FROM _new)"
     return (
-        f"INSERT INTO {table} BY NAME WITH _new AS MATERIALIZED ({source}) "
+        f"INSERT INTO {table} BY NAME "
+        f"WITH _new AS MATERIALIZED (SELECT DISTINCT ON ({key}) * FROM ({source})) "
         f"SELECT _new.* FROM _new ANTI JOIN ({existing}) _old USING ({key})"
     )
 

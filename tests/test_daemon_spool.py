@@ -113,11 +113,13 @@ def test_flush_moves_rows_once_and_replay_is_idempotent(tmp_path: Path, kind: st
     outcome = flusher.flush_once()
     assert (outcome.rows, outcome.inserted, outcome.busy) == (40, 40, False)
     assert spool.depth() == 0
-    segment.path.write_bytes(copy)
+    # the replayed segment, with one new result written twice
+    new = (_row().to_json() + "\n").encode()
+    segment.path.write_bytes(copy + new + new)
     replay = flusher.flush_once()
-    assert (replay.rows, replay.inserted) == (40, 0)
+    assert (replay.rows, replay.inserted) == (42, 1)
     stored = warehouse.query("SELECT count(*) AS n, count(DISTINCT run_id) AS d FROM probe_results")
-    assert stored.row(0) == (40, 40)
+    assert stored.row(0) == (41, 41)
     back = warehouse.query("SELECT sanity_flags, response_headers FROM probe_results LIMIT 1")
     assert back["sanity_flags"][0].to_list() == ["truncated"]
     flusher.close()
