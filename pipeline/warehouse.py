@@ -45,9 +45,13 @@ _ALIAS = "warehouse"  # the file's catalog name inside a resident instance
 _INCOMING = "SELECT * FROM _incoming"  # a frame being inserted, registered under this name
 
 
-# Every copy of a row in these tables carries the same value of this column, so the key
-# check only needs the stored rows from the batch's earliest value on.
-_KEY_SINCE = {"probe_results": "started_at"}
+# Tables that grow for ever, and the time every copy of one of their rows carries: the key
+# check only needs the stored rows from the batch's earliest time on.
+_KEY_SINCE = {
+    "probe_results": "started_at",
+    "daemon_events": "occurred_at",
+    "alert_events": "occurred_at",
+}
 
 
 def insert_new_sql(table: str, source: str, *, key: str) -> str:

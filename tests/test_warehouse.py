@@ -101,6 +101,19 @@ def test_run_id_check_reaches_back_to_the_batchs_earliest_row(warehouse: Warehou
     assert counts.row(0) == (5, 5)
 
 
+def test_daemon_events_replayed_out_of_order_are_stored_once(warehouse: Warehouse) -> None:
+    """The daemon's side rows use the same bounded check, on occurred_at."""
+
+    def event(at: datetime) -> dict[str, object]:
+        return {"event_id": new_run_id(), "session_id": "s", "occurred_at": at, "kind": "heartbeat"}
+
+    old, new = event(T0), event(T0 + timedelta(hours=2))
+    assert warehouse.insert_rows("daemon_events", [new], key="event_id") == 1
+    assert warehouse.insert_rows("daemon_events", [old, new], key="event_id") == 1
+    assert warehouse.insert_rows("daemon_events", [new, old], key="event_id") == 0
+    assert warehouse.query("SELECT count(*) AS n FROM daemon_events")["n"][0] == 2
+
+
 def test_probe_results_keeps_only_its_primary_key_index(warehouse: Warehouse) -> None:
     """Every index there is maintained by each flush; the time index served no query."""
     indexes = warehouse.query(
