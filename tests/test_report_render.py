@@ -115,6 +115,20 @@ def test_daemon_gap_and_budget_skips_are_reported(warehouse: Warehouse, tmp_path
     assert "synthetic-banner" not in html
 
 
+def test_verdict_dates_a_degradation_from_its_first_stage(
+    warehouse: Warehouse, tmp_path: Path
+) -> None:
+    """Long-context issues that turned into a major degradation: one episode, two dates."""
+    _fill(warehouse, SERIES, analysed=False)
+    onset, escalated = NOW - timedelta(days=30), NOW - timedelta(days=4)
+    insert_analysis(warehouse, ["alpha", "beta"], end=NOW, degraded=(onset, NOW),
+                    escalated_at=escalated)  # fmt: skip
+    html = render_report(warehouse, tmp_path, week=WEEK, now=NOW).read_text(encoding="utf-8")
+    assert "Major degradation" in html
+    assert "since 2026-11-16 (4 days); degraded since 2026-10-21 (30 days)" in html
+    assert html.count("degraded since") == 1  # beta is stable: one date only
+
+
 def test_weeks() -> None:
     assert parse_week("2026-W47") == IsoWeek(2026, 47)
     assert WEEK.start == datetime(2026, 11, 16, tzinfo=UTC)

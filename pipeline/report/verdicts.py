@@ -7,6 +7,7 @@ descriptive only and are worded that way.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 import polars as pl
@@ -52,6 +53,23 @@ def current_phase(phases: pl.DataFrame, provider: str) -> dict[str, Any] | None:
         return None
     ongoing = mine.filter(pl.col("end_at").is_null())
     return (ongoing if ongoing.height else mine).row(-1, named=True)
+
+
+def episode_start(phases: pl.DataFrame, provider: str) -> datetime | None:
+    """Where the current run of same-label phases began: a degradation that moved from
+    one stage to another (long-context issues, then major) is one episode to a reader."""
+    phase = current_phase(phases, provider)
+    if phase is None:
+        return None
+    mine = phases.filter(
+        (pl.col("provider") == provider) & (pl.col("start_at") <= phase["start_at"])
+    ).sort("start_at", descending=True)
+    start: datetime = phase["start_at"]
+    for row in mine.iter_rows(named=True):
+        if row["label"] != phase["label"] or (row["end_at"] is not None and row["end_at"] < start):
+            break
+        start = row["start_at"]
+    return start
 
 
 def _tone(phase: dict[str, Any]) -> str:
@@ -166,6 +184,11 @@ def _verdict(data: ReportData, provider: str, model: str) -> Verdict:
         )
     since = phase["start_at"]
     days = max(0, (data.now - since).days)
+    since_text = f"since {fmt.day(since)} ({fmt.days(days)})"
+    began = episode_start(data.result("phases"), provider)
+    if began is not None and began < since:
+        since_text += f"; {phase['label']} since {fmt.day(began)} "
+        since_text += f"({fmt.days(max(0, (data.now - began).days))})"
     severity = ""
     if phase["label"] != "stable" and phase["severity"] is not None:
         severity = f"TTFT {fmt.rel(phase['severity'])}"
@@ -180,7 +203,7 @@ def _verdict(data: ReportData, provider: str, model: str) -> Verdict:
         model,
         _tone(phase),
         status,
-        f"since {fmt.day(since)} ({fmt.days(days)})",
+        since_text,
         severity,
         confidence,
         _signs(data, provider),

@@ -163,8 +163,10 @@ def insert_analysis(
     end: datetime,
     degraded: tuple[datetime, datetime],
     vendor: str = "ExampleAI",
+    escalated_at: datetime | None = None,
 ) -> str:
-    """A finished analysis run: the first provider degraded since ``degraded[0]``."""
+    """A finished analysis run: the first provider degraded since ``degraded[0]``
+    (long-context issues, then major degradation from ``escalated_at`` if given)."""
     aid = str(uuid.uuid4())
     wh.insert_rows(
         "analysis_runs",
@@ -197,22 +199,27 @@ def insert_analysis(
             }
         )
         if onset:
-            phases.append(
-                {
-                    "analysis_id": aid,
-                    "provider": p,
-                    "phase_no": 2,
-                    "label": "degraded",
-                    "stage": "long_context_issues",
-                    "start_at": onset,
-                    "end_at": None,
-                    "severity": 0.38,
-                    "severity_lo": 0.30,
-                    "severity_hi": 0.47,
-                    "confidence": 0.91,
-                    "signals": ["ttft_p50_ms"],
-                }
-            )
+            stages = [("long_context_issues", onset)]
+            if escalated_at is not None:
+                stages.append(("major_degradation", escalated_at))
+            for n, (stage, start) in enumerate(stages):
+                last = n == len(stages) - 1
+                phases.append(
+                    {
+                        "analysis_id": aid,
+                        "provider": p,
+                        "phase_no": 2 + n,
+                        "label": "degraded",
+                        "stage": stage,
+                        "start_at": start,
+                        "end_at": None if last else stages[n + 1][1],
+                        "severity": 0.38,
+                        "severity_lo": 0.30,
+                        "severity_hi": 0.47,
+                        "confidence": 0.91,
+                        "signals": ["ttft_p50_ms"],
+                    }
+                )
         for d in range(180):
             day = (end - timedelta(days=180 - d)).date()
             p_deg = 0.9 if onset and day >= onset.date() else 0.05
