@@ -81,6 +81,18 @@ def test_ongoing_degradation_is_a_phase_change(warehouse: Warehouse) -> None:
     assert forecasts.height == 1 and not forecasts["conclusive"][0]
 
 
+def test_no_forecast_once_the_release_has_come(warehouse: Warehouse) -> None:
+    """Degraded from day 20, a release on day 30, still degraded at day 40: the release a
+    forecast would name has come, so no window is offered (it would lie in the past)."""
+    ongoing = [PlantedProvider("nova", "Nova", [PlantedPhase(20, 99, 1.5, 1.5)], releases=[30])]
+    warehouse.insert_frame("probe_results", generate(ongoing, 40, seed=4))
+    warehouse.insert_frame("releases", releases_frame(ongoing))
+    aid = run_analysis(warehouse)
+    forecasts = warehouse.query("SELECT * FROM release_forecasts WHERE analysis_id = ?", [aid])
+    assert forecasts.height == 1 and forecasts["window_lo"][0] is None
+    assert forecasts["basis"][0].startswith("no forecast: ") and "released" in forecasts["basis"][0]
+
+
 def test_failure_is_recorded(history: Warehouse) -> None:
     history.execute("DROP TABLE phases")
     with pytest.raises((WarehouseError, duckdb.Error)):

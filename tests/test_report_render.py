@@ -127,6 +127,17 @@ def test_verdict_dates_a_degradation_from_its_first_stage(
     assert "Major degradation" in html
     assert "since 2026-11-16 (4 days); degraded since 2026-10-21 (30 days)" in html
     assert html.count("degraded since") == 1  # beta is stable: one date only
+    assert "Major degradation for 4 days (degraded for 30)" in html  # the release-cycle table
+
+
+def test_a_forecast_without_a_window_says_why(warehouse: Warehouse, tmp_path: Path) -> None:
+    _fill(warehouse, SERIES, analysed=True)
+    why = "no forecast: example-4 was released 2026-11-10, after this degradation began"
+    warehouse.execute(
+        "UPDATE release_forecasts SET window_lo = NULL, window_hi = NULL, basis = ?", [why]
+    )
+    html = render_report(warehouse, tmp_path, week=WEEK, now=NOW).read_text(encoding="utf-8")
+    assert f">{why}</td>" in html
 
 
 def test_weeks() -> None:

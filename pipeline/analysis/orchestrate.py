@@ -419,7 +419,7 @@ def _cycles(
         detail="all providers pooled (releases of every vendor)",
     )  # fmt: skip
     _synchronization(c, info, span_lo, span_hi, seed)
-    _forecasts(c, info, vendors, all_leads, pooled_p)
+    _forecasts(c, info, vendors, releases, all_leads, pooled_p)
     for inc in vendor_incidents(by_vendor):
         c.add(
             "vendor_incidents", vendor=inc.vendor,
@@ -472,19 +472,33 @@ def _forecasts(
     c: _Collector,
     info: dict[tuple[str, str], _PhaseInfo],
     vendors: dict[tuple[str, str], str | None],
+    releases: pl.DataFrame,
     leads: list[float],
     cluster_p: float,
 ) -> None:
+    """A next-release window for each provider that is degraded now. Recovery ends the
+    episode, and a release since the onset is the one a forecast would have named."""
     for (provider, model), pi in info.items():
-        if not pi.phases or pi.phases[-1].label == "stable":
+        if not pi.phases or pi.phases[-1].label != "degraded":
             continue
         chain_start = len(pi.phases) - 1
-        while chain_start > 0 and pi.phases[chain_start - 1].label != "stable":
+        while chain_start > 0 and pi.phases[chain_start - 1].label == "degraded":
             chain_start -= 1
         onset = _ts(pi.series.hours[pi.phases[chain_start].start])
-        f = rc.forecast_release(onset, leads, cluster_p)
+        vendor = vendors.get((provider, model))
+        since = pl.col("release_date").is_between(onset.date(), _ts(pi.series.hours[-1]).date())
+        came = (
+            releases.filter((pl.col("vendor") == vendor) & since) if vendor else releases.clear()
+        ).sort("release_date")
+        if came.height:
+            f = rc.Forecast(None, None, None, False, (
+                f"no forecast: {came['model'][0]} was released {came['release_date'][0]}, "
+                f"after this degradation began ({onset.date()})"
+            ))  # fmt: skip
+        else:
+            f = rc.forecast_release(onset, leads, cluster_p)
         c.add(
-            "release_forecasts", provider=provider, vendor=vendors.get((provider, model)),
+            "release_forecasts", provider=provider, vendor=vendor,
             expected_date=f.expected, window_lo=f.lo, window_hi=f.hi,
             conclusive=f.conclusive, basis=f.basis,
         )  # fmt: skip

@@ -94,7 +94,7 @@ def _analysis_info(data: ReportData) -> AnalysisInfo | None:
     run = data.analysis_run
     if run is None:
         return None
-    since = f"{fmt.day(run['since'])} to " if run["since"] else "all data up to "
+    since = f"{fmt.day(run['since'])} to " if run["since"] else "up to "
     window = f"{since}{fmt.day(run['until'])}"
     return AnalysisInfo(str(run["analysis_id"]), fmt.stamp(run["finished_at"]), window)
 

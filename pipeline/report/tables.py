@@ -11,7 +11,7 @@ from pipeline.report import fmt
 from pipeline.report.context import ComparisonRow, CycleRow, Example, QualityNote
 from pipeline.report.data import ReportData
 from pipeline.report.grid_charts import wilson
-from pipeline.report.verdicts import STAGES, current_phase
+from pipeline.report.verdicts import STAGES, current_phase, episode_start
 
 __all__ = ["comparison", "cycle_rows", "examples", "quality_notes", "releases_for"]
 
@@ -72,6 +72,9 @@ def _position(data: ReportData, provider: str) -> str:
         return "unknown (no analysis)" if data.analysis_run is None else "unknown"
     days = (data.now - phase["start_at"]).days
     stage = STAGES.get(phase["stage"], phase["stage"])
+    began = episode_start(data.result("phases"), provider)
+    if began is not None and began < phase["start_at"]:
+        return f"{stage} for {fmt.days(days)} ({phase['label']} for {(data.now - began).days})"
     return f"{stage} for {fmt.days(days)}"
 
 
@@ -84,7 +87,7 @@ def _forecast(data: ReportData, provider: str) -> tuple[str, str]:
     row = mine.row(0, named=True)
     basis = str(row["basis"] or "")
     if not (row["window_lo"] and row["window_hi"]):
-        return "inconclusive: not enough release history", basis
+        return (basis or "inconclusive: not enough release history"), basis
     text = f"{fmt.day(row['window_lo'])} to {fmt.day(row['window_hi'])}"
     if row["expected_date"]:
         text += f", most likely {fmt.day(row['expected_date'])}"

@@ -16,7 +16,7 @@ from pipeline.report import fmt
 from pipeline.report.context import Recommendation, SignView, Verdict
 from pipeline.report.data import ReportData
 
-__all__ = ["STAGES", "current_phase", "recommendations", "verdicts"]
+__all__ = ["STAGES", "current_phase", "episode_start", "recommendations", "verdicts"]
 
 STAGES = {
     "stable": "Stable",
