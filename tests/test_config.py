@@ -290,6 +290,7 @@ def test_cli_config_check_prints_plan(tmp_path: Path) -> None:
     assert "config OK" in result.output
     # short probe: 144 runs/day against each of two providers; long: 48 runs/day on alpha
     assert "144.0" in result.output and "48.0" in result.output
+    assert "daily budget: 3.00 USD, - tokens" in result.output
     assert "sk-test-secret-value" not in result.output
 
 

@@ -90,10 +90,9 @@ def config_check(
         )
     budget = cfg.budget.total
     if budget.daily_cost_usd or budget.daily_tokens:
-        console.print(
-            f"daily budget: {budget.daily_cost_usd or '-'} USD, "
-            f"{budget.daily_tokens or '-'} tokens (probes beyond it are skipped)"
-        )
+        cost = f"{budget.daily_cost_usd:,.2f}" if budget.daily_cost_usd else "-"
+        tokens = f"{budget.daily_tokens:,}" if budget.daily_tokens else "-"
+        console.print(f"daily budget: {cost} USD, {tokens} tokens (probes beyond it are skipped)")
     console.print(f"warehouse: {cfg.warehouse.path}; spool: {cfg.warehouse.spool_dir}")
     console.print("config OK")
 
