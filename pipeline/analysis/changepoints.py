@@ -2,6 +2,9 @@
 
 ``detect(values)`` is the public, parameter-free entry point. The method, and why:
 
+0. **Cycles removed.** A significant regular cycle (daily, weekly...) is found and
+   subtracted first (``periodicity.remove_cycle``): otherwise it reads as strongly
+   autocorrelated noise and hides real steps.
 1. **Robust input.** NaN/inf are dropped (indices are mapped back to the caller's positions).
    Each value is winsorized against a running median (window 5) at 3.5 robust standard
    deviations, so a single spike cannot pull a segment mean (a Huber-like likelihood) while a
@@ -40,6 +43,8 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import stats
 
+from pipeline.analysis.periodicity import remove_cycle
+
 __all__ = ["Segmentation", "detect", "pelt_mean", "robust_scale", "segment"]
 
 FloatArray = NDArray[np.float64]
@@ -69,7 +74,7 @@ def detect(values: NDArray[np.floating] | list[float]) -> list[int]:
 
     Accepts any 1-D array: NaN/inf are ignored, any scale, any length.
     """
-    x = np.asarray(values, dtype=np.float64).ravel()
+    x, _ = remove_cycle(np.asarray(values, dtype=np.float64).ravel())
     positions = np.flatnonzero(np.isfinite(x))
     clean = x[positions]
     seg = segment(clean)

@@ -1,0 +1,170 @@
+"""A regular cycle in a series (daily, weekly, monthly...), found and removed before change
+detection.
+
+Why: a change detector that assumes noise around piecewise-constant levels sees a strong
+cycle as heavily autocorrelated noise, inflates its long-run variance and then misses a
+step that is plain to the eye. ``detect`` calls ``remove_cycle`` first; when no cycle is
+significant the series is returned unchanged.
+
+Method, all of it parameter-free for the caller:
+
+1. **Is there a cycle?** The periodogram of the first differences (which turn level
+   shifts into single spikes and whiten a random walk; differences are clipped at 3.5
+   robust sd so a step's spike cannot dominate) is divided by a running median of itself,
+   the local background, so coloured noise is not mistaken for a cycle. Each ratio is
+   roughly exponential under no cycle, so the largest of K is tested against
+   ``log(K / alpha)`` (a Bonferroni bound).
+2. **Which period?** The peak's period and its multiples up to 4 (a spiky weekly pattern can
+   peak at a harmonic), rounded both ways, whenever four whole cycles fit in the data.
+3. **Confirmed by a test:** the values minus a moving average over one period (which
+   removes the cycle but keeps a step) are grouped by phase; the Kruskal-Wallis test must
+   reject no phase effect at ``alpha`` divided by the number of candidate periods. The
+   candidate with the smallest p-value wins.
+4. **Removed:** the phase medians (a profile robust to outliers and to the smear of a step
+   in the moving average), centred on zero, are subtracted.
+
+Assumptions: one dominant period, a fixed-shape profile (a growing amplitude is partly
+left in), an integer number of samples per cycle.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy import ndimage, stats
+
+__all__ = ["Cycle", "find_cycle", "remove_cycle"]
+
+FloatArray = NDArray[np.float64]
+
+_ALPHA = 1e-3  # false-alarm level of each of the two tests
+_MIN_CYCLES = 4  # whole cycles the data must hold for a profile to be estimated
+_MIN_POINTS = 32
+_MIN_FINITE_SHARE = 0.8
+_MAX_HARMONIC = 4
+_CLIP_SD = 3.5
+_GAUSS_MAD = 0.6744897501960817
+
+
+@dataclass(frozen=True, slots=True)
+class Cycle:
+    """A significant cycle: its period in samples, the profile by phase, the test's p."""
+
+    period: int
+    profile: FloatArray
+    pvalue: float
+
+
+def remove_cycle(x: FloatArray) -> tuple[FloatArray, Cycle | None]:
+    """``x`` minus its cycle (phase 0 at index 0), or ``x`` itself when there is none.
+
+    Non-finite values stay as they are; for the search they are bridged linearly so the
+    phases stay aligned, and with more than a fifth missing no search is made.
+    """
+    finite = np.isfinite(x)
+    if finite.sum() < _MIN_POINTS or finite.mean() < _MIN_FINITE_SHARE:
+        return x, None
+    filled = x
+    if not finite.all():
+        index = np.arange(x.size)
+        filled = np.interp(index, index[finite], x[finite])
+    cycle = find_cycle(filled)
+    if cycle is None:
+        return x, None
+    phase = np.arange(x.size) % cycle.period
+    return x - cycle.profile[phase], cycle
+
+
+def find_cycle(x: FloatArray) -> Cycle | None:
+    """The significant cycle of ``x`` (finite values), if any."""
+    n = x.size
+    if n < _MIN_POINTS:
+        return None
+    peak = _spectral_peak(x)
+    if peak is None:
+        return None
+    periods = {
+        int(rounded(peak * h))
+        for h in range(1, _MAX_HARMONIC + 1)
+        for rounded in (np.floor, np.ceil)
+        if 2 <= rounded(peak * h) <= n / _MIN_CYCLES
+    }
+    best: Cycle | None = None
+    for period in sorted(periods):
+        candidate = _phase_profile(x, period)
+        if best is None or candidate.pvalue < best.pvalue:
+            best = candidate
+    if best is None or best.pvalue >= _ALPHA / len(periods):
+        return None
+    return best
+
+
+def _spectral_peak(x: FloatArray) -> float | None:
+    """Period (in samples, not rounded) of the strongest line above the local background."""
+    d = np.diff(x)
+    centre = float(np.median(d))
+    mad = float(np.median(np.abs(d - centre)))
+    if mad <= 0:
+        return None
+    clip = _CLIP_SD * mad / _GAUSS_MAD
+    d = np.clip(d, centre - clip, centre + clip)
+    d = d - d.mean()
+    m = d.size
+    power = np.abs(np.fft.rfft(d)) ** 2 / m
+    # frequencies k/m whose period m/k lies in [2, m / _MIN_CYCLES]
+    ks = np.arange(_MIN_CYCLES, (m - 1) // 2 + 1)
+    if ks.size < 10:
+        return None
+    window = max(11, (ks.size // 20) | 1)
+    background = ndimage.median_filter(power[1:], size=window, mode="nearest")[ks - 1]
+    ratio = power[ks] / np.maximum(background / np.log(2.0), np.finfo(float).tiny)
+    best = int(np.argmax(ratio))
+    if ratio[best] < np.log(ks.size / _ALPHA):
+        return None
+    return m / float(ks[best])
+
+
+def _phase_profile(x: FloatArray, period: int) -> Cycle:
+    """Phase medians of ``x`` minus its one-period moving average, and their KW test."""
+    detrended = x - _moving_average(x, period)
+    phase = np.arange(x.size) % period
+    counts = np.bincount(phase, minlength=period)
+    # medians by phase, vectorised: sort by phase then value, take each group's middle
+    order = np.lexsort((detrended, phase))
+    ranked = detrended[order]
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    profile = 0.5 * (ranked[starts + (counts - 1) // 2] + ranked[starts + counts // 2])
+    return Cycle(period, profile - profile.mean(), _kruskal_pvalue(detrended, phase, counts))
+
+
+def _kruskal_pvalue(
+    values: FloatArray, group: NDArray[np.int64], counts: NDArray[np.int64]
+) -> float:
+    """Kruskal-Wallis H test (tie-corrected, chi-squared approximation), vectorised: with
+    thousands of phases scipy's per-group loop is what costs."""
+    n = values.size
+    ranks = stats.rankdata(values)
+    _, ties = np.unique(values, return_counts=True)
+    correction = 1.0 - float(np.sum(ties.astype(np.float64) ** 3 - ties)) / (n**3 - n)
+    if correction <= 0 or counts.size < 2:
+        return 1.0  # every value tied: no evidence of a cycle
+    rank_sums = np.bincount(group, weights=ranks, minlength=counts.size)
+    h = 12.0 / (n * (n + 1)) * float(np.sum(rank_sums**2 / counts)) - 3.0 * (n + 1)
+    return float(stats.chi2.sf(h / correction, counts.size - 1))
+
+
+def _moving_average(x: FloatArray, period: int) -> FloatArray:
+    """Centred moving average over exactly one period (2 x period for an even period, as in
+    classical decomposition): a periodic component averages out, a step stays a step.
+    Ends are padded with the end values; cumulative sums keep it linear in the length."""
+    half = period // 2
+    padded = np.concatenate([np.repeat(x[0], half), x, np.repeat(x[-1], half)])
+    sums = np.concatenate([[0.0], np.cumsum(padded)])
+    if period % 2:
+        return (sums[period:] - sums[:-period]) / period
+    # window of period + 1 points, the two end points at half weight
+    full = sums[period + 1 :] - sums[: -(period + 1)]
+    ends = padded[: x.size] + padded[period:]
+    return (full - 0.5 * ends) / period

@@ -1,0 +1,97 @@
+"""Cycles found and removed before change detection: known periods, steps behind a strong
+cycle, and no cycle invented in noise, random walks or steps."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+from scipy import signal
+
+from pipeline.analysis.changepoints import detect
+from pipeline.analysis.periodicity import find_cycle, remove_cycle
+
+
+def _daily(n: int, seed: int, amplitude: float = 2.0, noise: float = 0.5) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return amplitude * np.sin(2 * np.pi * np.arange(n) / 24) + rng.normal(0, noise, n)
+
+
+def _weekly_spikes(n: int, seed: int) -> np.ndarray:
+    """Two busy days a week: a spiky shape whose periodogram peaks at harmonics too."""
+    rng = np.random.default_rng(seed)
+    return np.tile([0, 0, 0, 0, 0, 2.5, 3.0], n // 7 + 1)[:n] + rng.normal(0, 0.7, n)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_daily_cycle_is_found_with_its_period(seed: int) -> None:
+    cycle = find_cycle(_daily(400, seed))
+    assert cycle is not None and cycle.period == 24
+    expected = 2.0 * np.sin(2 * np.pi * np.arange(24) / 24)
+    assert np.max(np.abs(cycle.profile - expected)) < 0.5
+
+
+def test_spiky_weekly_cycle_gets_its_fundamental_period() -> None:
+    cycle = find_cycle(_weekly_spikes(300, 1))
+    assert cycle is not None and cycle.period == 7
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_step_behind_a_strong_cycle_is_found(seed: int) -> None:
+    """The step (3 noise sd, smaller than the cycle's swing) was invisible before: the cycle
+    read as autocorrelated noise and inflated the penalty."""
+    x = _daily(400, seed) + np.r_[np.zeros(200), np.full(200, 1.5)]
+    found = detect(x)
+    assert len(found) == 1 and abs(found[0] - 200) <= 5
+
+
+def test_weekly_cycle_with_a_step() -> None:
+    x = _weekly_spikes(400, 2) + np.r_[np.zeros(250), np.full(150, 1.0)]
+    found = detect(x)
+    assert len(found) == 1 and abs(found[0] - 250) <= 5
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_a_cycle_alone_is_not_a_change(seed: int) -> None:
+    assert detect(_daily(400, seed)) == []
+
+
+def test_gaps_keep_the_phase() -> None:
+    """Missing values are bridged for the search, so later cycles stay in phase."""
+    x = _daily(400, 3) + np.r_[np.zeros(200), np.full(200, 1.5)]
+    x[50:70] = np.nan
+    removed, cycle = remove_cycle(x)
+    assert cycle is not None and cycle.period == 24
+    assert np.isnan(removed[50:70]).all()
+    assert np.nanstd(removed[220:380]) < 0.7  # the cycle is gone after the gap too
+    found = detect(x)
+    assert len(found) == 1 and abs(found[0] - 200) <= 5
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda r: r.normal(0, 1, 400),
+        lambda r: signal.lfilter([1], [1, -0.9], r.normal(0, 1, 400)),
+        lambda r: np.cumsum(r.normal(0, 1, 400)),
+        lambda r: r.normal(0, 1, 400) + np.r_[np.zeros(200), np.full(200, 2.0)],
+        lambda r: r.standard_t(3, 400),
+        lambda r: r.poisson(2, 400).astype(float),
+    ],
+    ids=["white", "ar0.9", "random-walk", "step", "t3", "poisson"],
+)
+def test_no_cycle_is_invented(make: Callable[[np.random.Generator], np.ndarray]) -> None:
+    """Both tests run at 0.1 %: over 100 series of each kind, a handful at most fire."""
+    fired = sum(find_cycle(make(np.random.default_rng(seed))) is not None for seed in range(100))
+    assert fired <= 4
+
+
+def test_short_or_sparse_series_are_left_alone() -> None:
+    short = _daily(31, 0)
+    assert remove_cycle(short)[1] is None
+    sparse = _daily(400, 0)
+    sparse[::3] = np.nan  # a third missing
+    removed, cycle = remove_cycle(sparse)
+    assert cycle is None and removed is sparse
+    assert find_cycle(np.ones(200)) is None
