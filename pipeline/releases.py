@@ -21,6 +21,7 @@ from pipeline.warehouse import Warehouse
 
 __all__ = [
     "CONFIDENCE",
+    "RELEASE_SCHEMA",
     "Release",
     "ReleaseError",
     "add_release",
@@ -33,6 +34,15 @@ __all__ = [
 CONFIDENCE = ("high", "medium", "low")
 _REQUIRED = ("vendor", "model", "release_date")
 _COLUMNS = ("vendor", "model", "release_date", "kind", "source_url", "confidence")
+RELEASE_SCHEMA: dict[str, pl.DataType] = {
+    "vendor": pl.String(),
+    "model": pl.String(),
+    "release_date": pl.Date(),
+    "kind": pl.String(),
+    "source_url": pl.String(),
+    "confidence": pl.String(),
+    "origin": pl.String(),  # bundled | user | synthetic
+}
 _EARLIEST = date(2015, 1, 1)
 
 
@@ -96,21 +106,8 @@ def parse_release(
 
 def _store(warehouse: Warehouse, releases: list[Release]) -> int:
     """Write user rows in one transaction; a user row replaces a bundled row with its key."""
-    frame = (
-        pl.DataFrame(
-            [asdict(r) for r in releases],
-            schema={
-                "vendor": pl.String,
-                "model": pl.String,
-                "release_date": pl.Date,
-                "kind": pl.String,
-                "source_url": pl.String,
-                "confidence": pl.String,
-            },
-        )
-        .with_columns(origin=pl.lit("user"))
-        .unique(["vendor", "model", "release_date"])
-    )
+    rows = [asdict(r) | {"origin": "user"} for r in releases]
+    frame = pl.DataFrame(rows, schema=RELEASE_SCHEMA).unique(["vendor", "model", "release_date"])
     return warehouse.replace_rows(
         "releases",
         frame,

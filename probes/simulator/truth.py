@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from pipeline.releases import RELEASE_SCHEMA
 from probes.simulator import model
 from probes.simulator.history import Window
 from probes.simulator.scenario import HistoryOptions, Scenario
@@ -76,16 +77,7 @@ def planted_releases(scenario: Scenario, win: Window) -> pl.DataFrame:
         for provider in scenario.providers
         for release in provider.releases
     ]
-    schema = {
-        "vendor": pl.String,
-        "model": pl.String,
-        "release_date": pl.Date,
-        "kind": pl.String,
-        "source_url": pl.String,
-        "confidence": pl.String,
-        "origin": pl.String,
-    }
-    return pl.DataFrame(rows, schema=schema)
+    return pl.DataFrame(rows, schema=RELEASE_SCHEMA)
 
 
 def options_json(options: HistoryOptions) -> str:
