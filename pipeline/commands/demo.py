@@ -6,13 +6,16 @@ import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from pipeline.commands.common import fail
-from pipeline.report.demo import Advance, DemoError, DemoOptions, run_demo
+
+if TYPE_CHECKING:
+    from pipeline.report.demo import Advance
 
 __all__ = ["register"]
 
@@ -44,6 +47,8 @@ def demo(
     ),
 ) -> None:
     """Run everything on simulated providers (no config, no keys) and print the report path."""
+    from pipeline.report.demo import DemoError, DemoOptions, run_demo  # heavy: see report.py
+
     console = Console(stderr=True)
     # Overrun skips are recorded as rows; their scheduler warnings would break the bars.
     logging.getLogger("apscheduler").setLevel(logging.ERROR)

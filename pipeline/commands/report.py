@@ -14,7 +14,6 @@ from pipeline.commands.common import (
     load_or_fail,
     warehouse_from,
 )
-from pipeline.report import parse_week, render_report
 from pipeline.warehouse import WarehouseError
 
 __all__ = ["register"]
@@ -44,6 +43,10 @@ def report(
     db: Path | None = DB_OPTION,
 ) -> None:
     """Render the weekly HTML report (one self-contained file) and print its path."""
+    # imported here: charts and statistics take a second to load, and every other
+    # command (``nerfwatch sql`` in a loop) would pay it at start-up
+    from pipeline.report import parse_week, render_report
+
     try:
         chosen = parse_week(week) if week else None
     except ValueError as exc:
