@@ -159,27 +159,32 @@ def test_import_rejects_unknown_columns(warehouse: Warehouse, tmp_path: Path) ->
 def test_sql_while_another_process_writes(warehouse: Warehouse) -> None:
     """Readers interleave with a writer's short transactions; nobody sees a lock error."""
     root = Path(__file__).resolve().parents[1]
+    command = [sys.executable, "-m", "tests.support.writer_loop", str(warehouse.path)]
     writer = subprocess.Popen(
-        [sys.executable, "-m", "tests.support.writer_loop", str(warehouse.path), "--batches", "60"],
+        [*command, "--batches", "60", "--pause-after", "30"],
         cwd=root,
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
     )
-    assert writer.stdout is not None
+    assert writer.stdin is not None and writer.stdout is not None
     assert writer.stdout.readline().strip() == "started"
-    counts = []
-    while writer.poll() is None:
-        code, out = nerfwatch(
-            "sql",
-            "SELECT count(*) AS n FROM probe_results",
-            "--db",
-            str(warehouse.path),
-            "-f",
-            "csv",
-        )
+
+    def count() -> int:
+        sql = "SELECT count(*) AS n FROM probe_results"
+        code, out = nerfwatch("sql", sql, "--db", str(warehouse.path), "-f", "csv")
         assert code == 0, out
-        counts.append(int(out.splitlines()[1]))
+        return int(out.splitlines()[1])
+
+    assert writer.stdout.readline().strip() == "paused"
+    counts = [count()]  # mid-run, by handshake: no race with a fast writer
+    writer.stdin.write("go\n")
+    writer.stdin.close()
+    while writer.poll() is None:
+        counts.append(count())
     assert writer.wait(timeout=120) == 0
     writer.stdout.close()
+    counts.append(count())
+    assert counts[0] == 150
     assert counts == sorted(counts) and len(counts) >= 2
     assert warehouse.query("SELECT count(*) AS n FROM probe_results")["n"][0] == 300

@@ -1,13 +1,16 @@
 """Write probe rows in short transactions, as the daemon's flushes do.
 
-    python -m tests.support.writer_loop PATH --batches N
+    python -m tests.support.writer_loop PATH --batches N [--pause-after K]
 
-Prints ``started`` after the first batch and ``done`` at the end.
+Prints ``started`` after the first batch and ``done`` at the end. With ``--pause-after``
+it prints ``paused`` after K batches and waits for a line on stdin: a reader can then
+read mid-run without racing the writer.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from datetime import UTC, datetime
 
 from pipeline.warehouse import Warehouse
@@ -19,6 +22,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("path")
     parser.add_argument("--batches", type=int, default=50)
+    parser.add_argument("--pause-after", type=int, default=0)
     args = parser.parse_args()
     warehouse = Warehouse(args.path, lock_wait_s=30)
     for batch in range(args.batches):
@@ -38,6 +42,9 @@ def main() -> None:
         warehouse.insert_rows("probe_results", rows, key="run_id")
         if batch == 0:
             print("started", flush=True)
+        if batch + 1 == args.pause_after:
+            print("paused", flush=True)
+            sys.stdin.readline()
     print("done", flush=True)
 
 
