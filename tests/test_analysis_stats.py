@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from pipeline.analysis.changepoints import detect
 from pipeline.analysis.effects import (
     benjamini_hochberg,
     fisher_one_sided,
@@ -75,6 +76,19 @@ def test_step_survives_deseasonalisation() -> None:
     adj = s.adjusted
     shift = np.median(adj[24 * 30 :]) - np.median(adj[: 24 * 30])
     assert shift == pytest.approx(np.log(1.3), abs=0.05)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_weekend_dip_is_removed_as_rhythm_not_found_as_steps(seed: int) -> None:
+    # A weekday/weekend level difference is two level shifts a week to a step finder; it
+    # must go out with the rhythm, leaving only the real step for change detection.
+    rng = np.random.default_rng(seed)
+    n = 24 * 40
+    y = _rhythm(n, 0.3, rng, noise=0.03) + 0.02 * (((np.arange(n) // 24) % 7) < 5)
+    y[24 * 30 :] += np.log(1.3)
+    s = decompose(_hours(n), y)
+    breaks = detect(s.adjusted)
+    assert len(breaks) == 1 and abs(breaks[0] - 24 * 30) <= 3
 
 
 def test_siegmund_arl_matches_the_textbook_value() -> None:

@@ -117,7 +117,8 @@ def decompose(hours: NDArray[np.datetime64], log_values: NDArray[np.float64]) ->
         # Level shifts are taken out before the decomposition: STL's trend smoother would
         # otherwise smear a step over days and leak it into the seasonal component, which
         # then shows up as false changes around the step after adjustment.
-        steps = _step_level(values)
+        weekly = n_hours >= MSTL_MIN_HOURS
+        steps = _step_level(values - _rough_rhythm(values, how, observed, weekly))
         method, seasonal, trend = _decompose(_interpolate(values - steps), n_hours)
         trend = trend + steps
         if method == "none":
@@ -154,6 +155,27 @@ def _fixed_rhythm(
         prof[i] = float(np.median(sel)) if sel.size else 0.0
     prof -= float(np.mean(prof))
     return np.asarray(prof[keys], dtype=np.float64)
+
+
+def _rough_rhythm(
+    values: FloatArray, how: NDArray[np.int64], observed: NDArray[np.bool_], weekly: bool
+) -> FloatArray:
+    """A first estimate of the rhythm, for finding steps: the fixed profile of the series
+    minus its centred moving median over exactly one period (a week, or a day below three
+    weeks). Each window holds every hour of the period once, so the rhythm cannot move it,
+    and a step only bends it for half a period on either side, which the median across
+    periods ignores. Without this, a weekend dip reads as two level shifts a week."""
+    period = 168 if weekly else 24
+    if values.size <= period:
+        return np.zeros(values.size)
+    half = period // 2
+    pad = np.concatenate([np.full(half, np.nan), values, np.full(period - half - 1, np.nan)])
+    windows = np.lib.stride_tricks.sliding_window_view(pad, period)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # all-NaN windows (long gaps) stay NaN
+        level = np.nanmedian(windows, axis=1)
+    detrended = values - level
+    return _fixed_rhythm(detrended, how, observed & np.isfinite(detrended), weekly)
 
 
 def _step_level(values: FloatArray) -> FloatArray:
