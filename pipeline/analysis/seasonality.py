@@ -12,10 +12,12 @@ STL cannot take missing values, so gaps are linearly interpolated *for the decom
 only*; the interpolated hours are masked out again afterwards and never count as data.
 A series with less than half its hours observed is not decomposed. Level shifts found by
 ``changepoints.detect`` are taken out before the decomposition (STL's trend would smear a
-step into the seasonal part). The seasonal part removed is one fixed profile: the median
-of the detrended series (MSTL/STL seasonal + remainder) per hour of week (per hour of day
-below three weeks). It uses every week at once, so it has none of STL's edge effects in
-the first and last cycles; it assumes the demand rhythm is stable over the window.
+step into the seasonal part); they are searched on the series less a rough rhythm (see
+``_rough_rhythm``), or a weekend dip would be taken for two level shifts a week. The
+seasonal part removed is one fixed profile: the median of the detrended series (MSTL/STL
+seasonal + remainder) per hour of week (per hour of day below three weeks). It uses every
+week at once, so it has none of STL's edge effects in the first and last cycles; it assumes
+the demand rhythm is stable over the window.
 
 Significance: Kruskal-Wallis across hour-of-week groups (hour-of-day when less than two
 weeks) of the detrended series. Hourly values are autocorrelated, so this p-value is
