@@ -32,6 +32,7 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
+import polars as pl
 from numpy.typing import NDArray
 from scipy import stats
 from statsmodels.tsa.seasonal import MSTL, STL
@@ -170,12 +171,12 @@ def _rough_rhythm(
     period = 168 if weekly else 24
     if values.size <= period:
         return np.zeros(values.size)
-    half = period // 2
-    pad = np.concatenate([np.full(half, np.nan), values, np.full(period - half - 1, np.nan)])
-    windows = np.lib.stride_tricks.sliding_window_view(pad, period)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # all-NaN windows (long gaps) stay NaN
-        level = np.nanmedian(windows, axis=1)
+    level = (
+        pl.Series(values, nan_to_null=True)
+        .rolling_median(window_size=period, center=True, min_samples=1)
+        .fill_null(np.nan)
+        .to_numpy()
+    )
     detrended = values - level
     return _fixed_rhythm(detrended, how, observed & np.isfinite(detrended), weekly)
 
