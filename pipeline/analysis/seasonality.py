@@ -112,6 +112,7 @@ def decompose(hours: NDArray[np.datetime64], log_values: NDArray[np.float64]) ->
     if observed.sum() < 24:
         return Seasonality(**{**empty.__dict__, "detail": "fewer than 24 observed hours"})
     coverage = float(observed.mean())
+    weekly = n_hours >= MSTL_MIN_HOURS
     detail = [f"{coverage:.0%} of hours observed; gaps interpolated for the decomposition only"]
     if coverage < 0.5:
         method, seasonal, trend = "none", np.zeros(n_hours), _rolling_level(values)
@@ -120,7 +121,6 @@ def decompose(hours: NDArray[np.datetime64], log_values: NDArray[np.float64]) ->
         # Level shifts are taken out before the decomposition: STL's trend smoother would
         # otherwise smear a step over days and leak it into the seasonal component, which
         # then shows up as false changes around the step after adjustment.
-        weekly = n_hours >= MSTL_MIN_HOURS
         steps = _step_level(values - _rough_rhythm(values, how, observed, weekly))
         method, seasonal, trend = _decompose(_interpolate(values - steps), n_hours)
         trend = trend + steps
@@ -133,7 +133,7 @@ def decompose(hours: NDArray[np.datetime64], log_values: NDArray[np.float64]) ->
     ptt = float(profile.max() / profile.min()) if profile_n.sum() else 1.0
     significant = bool(np.isfinite(pvalue) and pvalue < _ALPHA and ptt >= _MIN_AMPLITUDE)
     if significant:
-        seasonal = _fixed_rhythm(detrended, how, observed, weekly=n_hours >= MSTL_MIN_HOURS)
+        seasonal = _fixed_rhythm(detrended, how, observed, weekly)
     adjusted = values - seasonal if significant else values.copy()
     adjusted[~observed] = np.nan
     if not significant:
