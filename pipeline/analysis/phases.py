@@ -47,7 +47,7 @@ from pipeline.analysis.effects import (
     mann_whitney_one_sided,
     relative_shift_ci,
 )
-from pipeline.analysis.onset import RAMP_WINDOW, lag1, ramp_fit
+from pipeline.analysis.onset import lag1, ramp_fit
 
 __all__ = [
     "Phase",
@@ -55,8 +55,6 @@ __all__ = [
     "Segment",
     "daily_probability",
     "find_phases",
-    "ramp_fit",
-    "ramp_onset",
     "refine_onsets",
 ]
 
@@ -326,13 +324,6 @@ def refine_onsets(segments: list[Segment], s: ProviderSeries) -> list[Segment]:
         del out[k + 1 : i]
         i = k + 2
     return out
-
-
-def ramp_onset(
-    signals: list[FloatArray], lo: int, c: int, hi: int, window: int = RAMP_WINDOW
-) -> int:
-    """Start of the departure around break ``c`` (see ``onset.ramp_fit``)."""
-    return ramp_fit(signals, lo, c, hi, window)[0]
 
 
 def _merge_phases(
