@@ -17,6 +17,7 @@ from pipeline.analysis.phases import (
     daily_probability,
     find_phases,
     refine_onsets,
+    severity_signal,
 )
 from pipeline.analysis.warning_signs import warning_signs
 
@@ -297,3 +298,71 @@ def test_planted_ramp_dated_from_its_start() -> None:
     assert abs(deg.start - 40 * 24) <= 24
     assert deg.start_lo is not None and deg.start_hi is not None
     assert deg.start_lo <= deg.start <= deg.start_hi
+
+
+def test_a_degradation_that_worsens_within_its_stage_is_two_phases() -> None:
+    """Major degradation at +15 % TTFT, then at +90 %: one phase would report a median over
+    both levels; two phases report each level with an interval around it."""
+    rng = np.random.default_rng(11)
+    s = _series(rng, short_mult=1.15, long_mult=1.15, err_mult=5, acc_drop=0.1, window=(40, 100))
+    short, long = s.short.copy(), s.long.copy()
+    worse = np.arange(short.size) >= 70 * 24
+    worse &= np.arange(short.size) < 100 * 24
+    short[worse] += np.log(1.9 / 1.15)
+    long[worse] += np.log(1.9 / 1.15)
+    s2 = ProviderSeries(s.hours, short, long, s.n, s.n_errors, s.n_scored, s.n_correct, s.n_flagged)
+    phases, _ = find_phases(s2)
+    major = [p for p in phases if p.stage == "major_degradation"]
+    assert len(major) == 2
+    first, second = major
+    assert abs(first.start - 40 * 24) <= 24 and abs(second.start - 70 * 24) <= 24
+    assert first.severity_lo < 0.15 < first.severity_hi
+    assert second.severity_lo < 0.9 < second.severity_hi
+
+
+def test_one_level_stays_one_phase_across_a_break_of_another_signal() -> None:
+    """The error rate jumps again mid-phase (a confirmed break) while TTFT holds its level:
+    still one major phase."""
+    rng = np.random.default_rng(12)
+    s = _series(rng, short_mult=1.3, long_mult=1.3, err_mult=4, acc_drop=0.1, window=(40, 100))
+    errors = s.n_errors.copy()
+    t = np.arange(errors.size)
+    later = (t >= 70 * 24) & (t < 100 * 24)
+    errors[later] = rng.binomial(24, 0.15, later.sum())
+    s2 = ProviderSeries(s.hours, s.short, s.long, s.n, errors, s.n_scored, s.n_correct, s.n_flagged)
+    phases, segments = find_phases(s2)
+    assert sum(g.stage == "major_degradation" for g in segments) >= 2  # the break is there
+    assert [p.stage for p in phases].count("major_degradation") == 1
+
+
+def test_a_short_step_on_the_way_up_joins_the_phase_it_leads_into() -> None:
+    """+15 %, then 36 h at +50 %, then +90 %: the 36 h piece is the way into the +90 %
+    level, so the worse phase is dated from its start and there are two phases, not three."""
+    rng = np.random.default_rng(13)
+    s = _series(rng, short_mult=1.15, long_mult=1.15, err_mult=5, acc_drop=0.1, window=(40, 100))
+    t = np.arange(s.short.size)
+    lift = np.where((t >= 70 * 24) & (t < 70 * 24 + 36), np.log(1.5 / 1.15), 0.0)
+    lift += np.where((t >= 70 * 24 + 36) & (t < 100 * 24), np.log(1.9 / 1.15), 0.0)
+    s2 = ProviderSeries(
+        s.hours, s.short + lift, s.long + lift, s.n, s.n_errors, s.n_scored, s.n_correct,
+        s.n_flagged,
+    )  # fmt: skip
+    phases, segments = find_phases(s2)
+    starts = [g.start for g in segments if g.stage == "major_degradation"]
+    assert any(abs(b - (70 * 24 + 36)) <= 6 for b in starts)  # the piece is found
+    major = [p for p in phases if p.stage == "major_degradation"]
+    assert len(major) == 2
+    assert abs(major[1].start - 70 * 24) <= 6
+    assert major[1].severity_lo < 0.9 < major[1].severity_hi
+
+
+def test_severity_of_a_slowdown_seen_only_in_long_context_is_measured_there() -> None:
+    """Long-context TTFT +8 %, short unchanged: too small a penalty for long-context issues,
+    so a subtle degradation, whose severity is the long-context change (not about zero)."""
+    s = _series(np.random.default_rng(14), short_mult=1.0, long_mult=1.08)
+    phases, _ = find_phases(s)
+    deg = [p for p in phases if p.label == "degraded"]
+    assert [p.stage for p in deg] == ["subtle_degradation"]
+    assert deg[0].signals == ["ttft_long"]
+    assert severity_signal(deg[0].stage, deg[0].signals) == "ttft_long"
+    assert 0.0 < deg[0].severity_lo < 0.08 < deg[0].severity_hi

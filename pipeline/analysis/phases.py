@@ -22,9 +22,12 @@
    beats an abrupt step, with a 95 % likelihood-ratio interval of the onset kept with the
    phase (``onset.ramp_fit``). So a gradual degradation is dated from its start rather
    than its middle.
-6. Adjacent segments with the same label and stage form one phase; severity is the relative
-   TTFT change against the baseline (long-context TTFT for long_context_issues) with a
-   block-bootstrap 95 % CI.
+6. Adjacent segments with the same label and stage form one phase, unless a degradation's
+   severity signal moved again between them (>= 5 %, p < 0.01), so a phase reports one
+   level; a piece under 3 days leading into the next phase of its stage joins it. Severity
+   is the relative TTFT change against the baseline with a block-bootstrap 95 % CI, on
+   long-context TTFT for long_context_issues or when only long context moved
+   (``severity_signal``), short-context TTFT otherwise.
 
 A per-day probability of being degraded comes from a two-regime Markov switching model on
 daily log TTFT when there are >= 30 days and the regimes differ by >= 5 %; otherwise from
@@ -36,6 +39,7 @@ from __future__ import annotations
 import itertools
 import math
 import warnings
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -56,6 +60,7 @@ __all__ = [
     "daily_probability",
     "find_phases",
     "refine_onsets",
+    "severity_signal",
 ]
 
 FloatArray = NDArray[np.float64]
@@ -326,21 +331,74 @@ def refine_onsets(segments: list[Segment], s: ProviderSeries) -> list[Segment]:
     return out
 
 
+def severity_signal(stage: str, signals: Iterable[str]) -> str:
+    """The TTFT a phase's severity is measured on: long context for long-context issues, or
+    when long-context TTFT moved and short-context TTFT did not (a subtle degradation seen
+    only in long prompts would otherwise report a short-context change of about zero)."""
+    moved = set(signals)
+    if stage == "long_context_issues" or ("ttft_long" in moved and "ttft_short" not in moved):
+        return "ttft_long"
+    return "ttft_short"
+
+
+def _severity_series(group: list[Segment], s: ProviderSeries) -> FloatArray:
+    moved = {k for g in group for k in g.moved}
+    if severity_signal(group[0].stage, moved) == "ttft_long" and s.long is not None:
+        return s.long
+    return s.short
+
+
+def _moved_again(group: list[Segment], seg: Segment, s: ProviderSeries) -> bool:
+    """Did the severity signal move again where ``seg`` starts: its median differs from the
+    phase so far by >= 5 % at p < 0.01 (two-sided Mann-Whitney, deflated for lag-1
+    dependence)? Then one phase would report a median over two levels, describing neither."""
+    series = _severity_series([*group, seg], s)
+    before = series[group[0].start : group[-1].end]
+    after = series[seg.start : seg.end]
+    fb, fa = before[np.isfinite(before)], after[np.isfinite(after)]
+    if fb.size < 6 or fa.size < 6:
+        return False
+    if abs(float(np.median(fa) - np.median(fb))) < math.log1p(_MIN_LATENCY):
+        return False
+    p_up = mann_whitney_one_sided(before, after, rho=lag1(before))
+    return math.isfinite(p_up) and 2.0 * min(p_up, 1.0 - p_up) < _ALPHA
+
+
+def _phase_groups(segments: list[Segment], s: ProviderSeries) -> list[list[Segment]]:
+    """Adjacent segments with the same label and stage form one phase, except that a
+    degradation whose level moves again (``_moved_again``) starts a new phase: it worsened
+    or eased within its stage. A degraded piece shorter than 3 days before a phase of the
+    same stage is the way into that phase's level, so it joins that phase (it is dated
+    from there, and a one-day stretch up a ramp is no phase of its own)."""
+    groups: list[list[Segment]] = []
+    for seg in segments:
+        last = groups[-1] if groups else None
+        if (
+            last is not None
+            and (last[-1].label, last[-1].stage) == (seg.label, seg.stage)
+            and not (seg.label == "degraded" and _moved_again(last, seg, s))
+        ):
+            last.append(seg)
+        else:
+            groups.append([seg])
+    for i in range(len(groups) - 2, -1, -1):
+        here, nxt = groups[i], groups[i + 1]
+        same = (here[0].label, here[0].stage) == (nxt[0].label, nxt[0].stage)
+        short = here[-1].end - here[0].start < _MIN_BASELINE_HOURS
+        if same and short and here[0].label == "degraded":
+            groups[i : i + 2] = [here + nxt]
+    return groups
+
+
 def _merge_phases(
     segments: list[Segment], s: ProviderSeries, base: tuple[int, int], seed: int
 ) -> list[Phase]:
-    groups: list[list[Segment]] = []
-    for seg in segments:
-        if groups and (groups[-1][-1].label, groups[-1][-1].stage) == (seg.label, seg.stage):
-            groups[-1].append(seg)
-        else:
-            groups.append([seg])
+    groups = _phase_groups(segments, s)
     phases = []
     for no, group in enumerate(groups, start=1):
         lo, hi = group[0].start, group[-1].end
         first = group[0]
-        use_long = first.stage == "long_context_issues" and s.long is not None
-        series = s.long if use_long and s.long is not None else s.short
+        series = _severity_series(group, s)
         sev, sev_lo, sev_hi = relative_shift_ci(
             series[base[0] : base[1]], series[lo:hi], seed=seed + no
         )

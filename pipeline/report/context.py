@@ -68,7 +68,7 @@ class Verdict:
     tone: str  # ok | warn | bad | unknown: drives the colour only
     status: str  # e.g. "Stable", "Degraded: long-context issues"
     since: str  # "since 2026-10-02 (49 days)" or ""
-    severity: str  # "TTFT +38 % (95 % CI +30 to +47 %)" or ""
+    severity: str  # "short-context TTFT +38 % (95 % CI +30 % to +47 %)" or ""
     confidence: str  # "confidence 0.91" or ""
     signs: list[SignView]
     changes: list[str]  # what changed this week, in words

@@ -12,6 +12,7 @@ from typing import Any
 
 import polars as pl
 
+from pipeline.analysis.phases import severity_signal
 from pipeline.report import fmt
 from pipeline.report.context import Recommendation, SignView, Verdict
 from pipeline.report.data import ReportData
@@ -191,7 +192,8 @@ def _verdict(data: ReportData, provider: str, model: str) -> Verdict:
         since_text += f"({fmt.days(max(0, (data.now - began).days))})"
     severity = ""
     if phase["label"] != "stable" and phase["severity"] is not None:
-        severity = f"TTFT {fmt.rel(phase['severity'])}"
+        on_long = severity_signal(phase["stage"], phase["signals"] or []) == "ttft_long"
+        severity = f"{'long' if on_long else 'short'}-context TTFT {fmt.rel(phase['severity'])}"
         if phase["severity_lo"] is not None and phase["severity_hi"] is not None:
             severity += (
                 f" (95 % CI {fmt.rel(phase['severity_lo'])} to {fmt.rel(phase['severity_hi'])})"
