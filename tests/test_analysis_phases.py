@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 
 import numpy as np
@@ -366,3 +367,27 @@ def test_severity_of_a_slowdown_seen_only_in_long_context_is_measured_there() ->
     assert deg[0].signals == ["ttft_long"]
     assert severity_signal(deg[0].stage, deg[0].signals) == "ttft_long"
     assert 0.0 < deg[0].severity_lo < 0.08 < deg[0].severity_hi
+
+
+def test_a_decoding_slowdown_alone_is_a_phase_measured_on_output_speed() -> None:
+    """Output speed -15 % for 30 days, TTFT unchanged: a subtle degradation whose moved
+    signal and severity are the output speed, dated from the slowdown's start."""
+    rng = np.random.default_rng(15)
+    s = _series(rng)
+    t = np.arange(s.short.size)
+    inside = (t >= 50 * 24) & (t < 80 * 24)
+    speed = np.log(60.0) + rng.normal(0, 0.05, t.size) + inside * np.log(0.85)
+    phases, _ = find_phases(replace(s, speed=speed))
+    deg = [p for p in phases if p.label == "degraded"]
+    assert [(p.stage, p.signals) for p in deg] == [("subtle_degradation", ["output_speed"])]
+    assert abs(deg[0].start - 50 * 24) <= 24 and abs(deg[0].end - 80 * 24) <= 24
+    assert deg[0].severity_lo < -0.15 < deg[0].severity_hi < 0
+
+
+def test_output_speed_does_not_move_phases_when_it_holds() -> None:
+    """A steady output speed adds no phase to a stable provider."""
+    rng = np.random.default_rng(16)
+    s = _series(rng)
+    speed = np.log(60.0) + rng.normal(0, 0.05, s.short.size)
+    phases, _ = find_phases(replace(s, speed=speed))
+    assert _labels(phases) == [("stable", "stable")]

@@ -48,6 +48,8 @@ ONLINE_ARL0_HOURS = 24 * 90
 # Hourly p95 of a dozen probes is too skewed and noisy for a normal-theory CUSUM: alarms run
 # on the medians only (the offline detector, rank-confirmed, still covers p95).
 ONLINE_METRICS = ("ttft_p50_ms", "total_p50_ms", "output_tps_p50")
+_SPEED = "output_tps_p50"
+_PHASE_METRICS = ("ttft_p50_ms", _SPEED)  # deseasonalized series the phases read
 
 
 def _ts(h: np.datetime64) -> datetime:
@@ -199,22 +201,23 @@ def _rate_change_rows(c: _Collector, key: tuple[str, str, str], part: pl.DataFra
 
 
 def _provider_series(
-    grid: pl.DataFrame, adjusted: dict[tuple[str, str, str], NDArray[np.float64]],
+    grid: pl.DataFrame, adjusted: dict[tuple[str, str, str, str], NDArray[np.float64]],
     provider: str, model: str,
 ) -> ProviderSeries:  # fmt: skip
+    key = (provider, model)
     part = grid.filter((pl.col("provider") == provider) & (pl.col("model") == model))
     lo, hi = time_span(part["hour"])
     h = np.arange(_h64(lo), _h64(hi) + 1)
     contexts = sorted(set(part["context_class"].to_list()))
     short_ctx = "short" if "short" in contexts else contexts[0]
 
-    def aligned(ctx: str) -> NDArray[np.float64]:
-        key = (provider, model, ctx)
+    def aligned(ctx: str, metric: str = "ttft_p50_ms") -> NDArray[np.float64]:
+        series_key = (*key, ctx, metric)
         out = np.full(h.size, np.nan)
-        if key in adjusted:
+        if series_key in adjusted:
             first, _ = time_span(part.filter(pl.col("context_class") == ctx)["hour"])
             off = int((_h64(first) - h[0]).astype(np.int64))
-            vals = adjusted[key]
+            vals = adjusted[series_key]
             out[off : off + vals.size] = vals
         return out
 
@@ -241,6 +244,7 @@ def _provider_series(
         hours=h,
         short=aligned(short_ctx),
         long=aligned("long") if "long" in contexts and short_ctx != "long" else None,
+        speed=aligned(short_ctx, _SPEED) if (*key, short_ctx, _SPEED) in adjusted else None,
         n=count("n"),
         n_errors=count("n_busy") + count("n_timeout"),
         n_scored=count("n_scored"),
@@ -271,7 +275,7 @@ def compute(
     if hourly.height == 0:
         return c.frames()
     grid = hour_grid(hourly)
-    adjusted: dict[tuple[str, str, str], NDArray[np.float64]] = {}
+    adjusted: dict[tuple[str, str, str, str], NDArray[np.float64]] = {}
     keys = grid.select("provider", "model", "context_class").unique(maintain_order=True).rows()
     for key in keys:
         part = grid.filter(
@@ -287,8 +291,8 @@ def compute(
             s = decompose(hours, logv)
             _seasonality_rows(c, key, metric, s)
             _change_rows(c, key, metric, hours, s.adjusted, seed)
-            if metric == "ttft_p50_ms":
-                adjusted[key] = s.adjusted
+            if metric in _PHASE_METRICS:
+                adjusted[(*key, metric)] = s.adjusted
         _rate_change_rows(c, key, part)
     vendors = {
         (p, m): v
@@ -322,7 +326,7 @@ class _PhaseInfo:
 def _phases(
     c: _Collector,
     grid: pl.DataFrame,
-    adjusted: dict[tuple[str, str, str], NDArray[np.float64]],
+    adjusted: dict[tuple[str, str, str, str], NDArray[np.float64]],
     seed: int,
 ) -> dict[tuple[str, str], _PhaseInfo]:
     out: dict[tuple[str, str], _PhaseInfo] = {}

@@ -1,7 +1,7 @@
 """Degradation phases of one provider/model, mapped to the stages users describe.
 
 1. Change points of the key signals (deseasonalized log short- and long-context TTFT, log
-   long/short penalty, daily error rate, daily accuracy) are found with
+   long/short penalty, log output speed, daily error rate, daily accuracy) are found with
    ``changepoints.detect`` and merged when closer than a day. Long-context TTFT is segmented
    on its own: the penalty (long - short) carries the short-context noise too, so a subtle
    long-context slowdown shows in it later or not at all.
@@ -11,7 +11,9 @@
    deflated for the baseline's lag-1 autocorrelation, for latency; Fisher exact for errors,
    accuracy and sanity flags). A signal
    *moved* when p < 0.01 and the effect passes a minimum worth reporting (latency +5 %,
-   long-context penalty +10 %, error rate x1.5 and +0.5 pt, accuracy -2 pt, flags x2).
+   long-context penalty +10 %, time per output token +5 %, error rate x1.5 and +0.5 pt,
+   accuracy -2 pt, flags x2). Output speed is tested as its inverse (time per token, so
+   up is worse like TTFT) and reported as the change in speed.
 4. Label: degraded when a signal moved for the worse; recovering when still off but every
    moved signal is less off than in the (non-stable) segment before and none is new;
    stable otherwise. Stage: errors, accuracy or flags
@@ -26,8 +28,8 @@
    severity signal moved again between them (>= 5 %, p < 0.01), so a phase reports one
    level; a piece under 3 days leading into the next phase of its stage joins it. Severity
    is the relative TTFT change against the baseline with a block-bootstrap 95 % CI, on
-   long-context TTFT for long_context_issues or when only long context moved
-   (``severity_signal``), short-context TTFT otherwise.
+   long-context TTFT for long_context_issues or when only long context moved, on output
+   speed when only decoding slowed (``severity_signal``), short-context TTFT otherwise.
 
 A per-day probability of being degraded comes from a two-regime Markov switching model on
 daily log TTFT when there are >= 30 days and the regimes differ by >= 5 %; otherwise from
@@ -75,7 +77,7 @@ _MIN_ERROR_DIFF = 0.005
 _MIN_ACCURACY_DROP = 0.02
 _MIN_FLAG_RATIO = 2.0
 _MERGE_HOURS = 24
-_LATENCY = frozenset({"ttft_short", "ttft_long", "long_context_penalty"})
+_LATENCY = frozenset({"ttft_short", "ttft_long", "long_context_penalty", "output_speed"})
 
 
 @dataclass(frozen=True)
@@ -90,6 +92,12 @@ class ProviderSeries:
     n_scored: IntArray | None = None
     n_correct: IntArray | None = None
     n_flagged: IntArray | None = None
+    speed: FloatArray | None = None  # deseasonalized log output tokens/s, short context
+
+    def slowness(self) -> FloatArray | None:
+        """Log seconds per output token: output speed turned so that up is worse, like
+        TTFT, for the detectors and fits that look for a rise."""
+        return None if self.speed is None else -self.speed
 
 
 @dataclass(frozen=True)
@@ -148,6 +156,8 @@ def candidate_breaks(s: ProviderSeries) -> list[int]:
     if s.long is not None:
         breaks += detect(s.long - s.short)
         breaks += detect(s.long)
+    if s.speed is not None:
+        breaks += detect(s.speed)
     breaks += _daily_breaks(s.n_errors, s.n)
     if s.n_scored is not None and s.n_correct is not None:
         wrong = s.n_scored - s.n_correct
@@ -182,6 +192,9 @@ def _compare(s: ProviderSeries, seg: tuple[int, int], base: tuple[int, int]) -> 
     latency("ttft_long", s.long, _MIN_LATENCY)
     if s.long is not None:
         latency("long_context_penalty", s.long - s.short, _MIN_PENALTY)
+    latency("output_speed", s.slowness(), _MIN_LATENCY)
+    if "output_speed" in moved:  # reported as the change in speed (negative: slower)
+        moved["output_speed"] = 1.0 / (1.0 + moved["output_speed"]) - 1.0
     _counts(s, seg, base, moved, pvals)
     return Segment(lo, hi, moved, pvals)
 
@@ -313,6 +326,9 @@ def refine_onsets(segments: list[Segment], s: ProviderSeries) -> list[Segment]:
         moved = [s.short] if "ttft_short" in run_moved else []
         if s.long is not None and {"ttft_long", "long_context_penalty"} & run_moved:
             moved.append(s.long)  # the penalty is long - short: not a third signal
+        slowness = s.slowness()
+        if slowness is not None and "output_speed" in run_moved:
+            moved.append(slowness)
         if not moved:
             i += 1
             continue
@@ -332,20 +348,24 @@ def refine_onsets(segments: list[Segment], s: ProviderSeries) -> list[Segment]:
 
 
 def severity_signal(stage: str, signals: Iterable[str]) -> str:
-    """The TTFT a phase's severity is measured on: long context for long-context issues, or
-    when long-context TTFT moved and short-context TTFT did not (a subtle degradation seen
-    only in long prompts would otherwise report a short-context change of about zero)."""
+    """The signal a phase's severity is measured on: long-context TTFT for long-context
+    issues or when long-context TTFT moved and short-context TTFT did not; output speed
+    when neither TTFT moved but decoding slowed; short-context TTFT otherwise. (A
+    slowdown seen only in long prompts or in decoding would otherwise report a
+    short-context TTFT change of about zero.)"""
     moved = set(signals)
     if stage == "long_context_issues" or ("ttft_long" in moved and "ttft_short" not in moved):
         return "ttft_long"
+    if "output_speed" in moved and "ttft_short" not in moved:
+        return "output_speed"
     return "ttft_short"
 
 
 def _severity_series(group: list[Segment], s: ProviderSeries) -> FloatArray:
-    moved = {k for g in group for k in g.moved}
-    if severity_signal(group[0].stage, moved) == "ttft_long" and s.long is not None:
-        return s.long
-    return s.short
+    """The log series of ``severity_signal`` (short-context TTFT when it is missing)."""
+    signal = severity_signal(group[0].stage, {k for g in group for k in g.moved})
+    series = {"ttft_long": s.long, "output_speed": s.speed}.get(signal)
+    return s.short if series is None else series
 
 
 def _moved_again(group: list[Segment], seg: Segment, s: ProviderSeries) -> bool:

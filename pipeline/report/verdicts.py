@@ -33,6 +33,11 @@ SIGNS = {
     "reduced_rate_limits": "Reduced rate limits",
     "no_official_word": "No official word",
 }
+_SEVERITY_OF = {
+    "ttft_short": "short-context TTFT",
+    "ttft_long": "long-context TTFT",
+    "output_speed": "output speed",
+}
 _MIN_PROBES = 5  # fewer probes of a class in a week say nothing about it
 _MIN_CHANGE = 0.05  # change points smaller than this are not worth a line in the verdict
 _METRICS = {
@@ -192,8 +197,8 @@ def _verdict(data: ReportData, provider: str, model: str) -> Verdict:
         since_text += f"({fmt.days(max(0, (data.now - began).days))})"
     severity = ""
     if phase["label"] != "stable" and phase["severity"] is not None:
-        on_long = severity_signal(phase["stage"], phase["signals"] or []) == "ttft_long"
-        severity = f"{'long' if on_long else 'short'}-context TTFT {fmt.rel(phase['severity'])}"
+        signal = severity_signal(phase["stage"], phase["signals"] or [])
+        severity = f"{_SEVERITY_OF[signal]} {fmt.rel(phase['severity'])}"
         if phase["severity_lo"] is not None and phase["severity_hi"] is not None:
             severity += (
                 f" (95 % CI {fmt.rel(phase['severity_lo'])} to {fmt.rel(phase['severity_hi'])})"
