@@ -2,8 +2,9 @@
 
 Probe rows (the probe_results columns analysis reads) for a few providers at a fixed cadence:
 log-normal TTFT with a daily and weekly rhythm, heavy tails, outliers, gaps where the prober
-was down, and planted phases that multiply latency, errors and wrong answers. The truth
-(phase onsets, releases) is returned with the rows so accuracy can be scored.
+was down, and planted phases that multiply latency, output speed (noisy; unchanged unless a
+phase sets it), errors and wrong answers. The truth (phase onsets, releases) is returned
+with the rows so accuracy can be scored.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import polars as pl
 __all__ = ["PlantedPhase", "PlantedProvider", "generate"]
 
 START = datetime(2026, 1, 5, tzinfo=UTC)  # a Monday
+_SPEED_NOISE = 0.05  # sd of log output tokens/s per probe (decoding varies little)
 
 
 @dataclass(frozen=True)
@@ -28,6 +30,7 @@ class PlantedPhase:
     errors: float = 1.0  # error-rate multiplier
     accuracy_drop: float = 0.0
     ramp_days: float = 0.0  # linear blend from no change to the full multipliers
+    speed: float = 1.0  # output tokens/s multiplier (below 1 = slower decoding)
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,7 @@ def generate(
         season = p.seasonality * (np.sin(2 * np.pi * (hour - 9) / 24) + 0.4 * (weekday < 5) - 0.2)
         for ctx, ctx_mult in (("short", 1.0), ("long", 4.0)):
             mult = np.ones(n)
+            speed = np.ones(n)
             err = np.full(n, p.error_rate)
             acc = np.full(n, p.accuracy)
             for ph in p.phases:
@@ -74,10 +78,12 @@ def generate(
                 if ph.ramp_days > 0:
                     frac = np.clip((day[sel] - ph.start_day) / ph.ramp_days, 0.0, 1.0)
                     mult[sel] *= np.exp(frac * np.log(m))
+                    speed[sel] *= np.exp(frac * np.log(ph.speed))
                     err[sel] *= 1.0 + frac * (ph.errors - 1.0)
                     acc[sel] -= frac * ph.accuracy_drop
                 else:
                     mult[sel] *= m
+                    speed[sel] *= ph.speed
                     err[sel] *= ph.errors
                     acc[sel] -= ph.accuracy_drop
             logt = np.log(p.base_ms * ctx_mult) + season + np.log(mult)
@@ -87,6 +93,7 @@ def generate(
             out = rng.random(n) < p.outliers
             logt[out] += np.log(10)
             ttft = np.exp(logt)
+            tps = 80.0 * speed * np.exp(rng.normal(0, _SPEED_NOISE, n))
             failed = rng.random(n) < np.clip(err, 0, 1)
             classes = np.where(rng.random(n) < 0.5, "overloaded", "rate_limited")
             correct = rng.random(n) < np.clip(acc, 0, 1)
@@ -105,7 +112,7 @@ def generate(
                         "context_class": ctx,
                         "ttft_ms": np.where(failed, np.nan, ttft)[k],
                         "total_ms": np.where(failed, np.nan, ttft * 1.5)[k],
-                        "output_tokens_per_s": np.where(failed, np.nan, 80.0 / mult)[k],
+                        "output_tokens_per_s": np.where(failed, np.nan, tps)[k],
                         "error_class": np.where(failed, classes, "ok")[k],
                         "score_strict": pl.Series(
                             [
