@@ -169,6 +169,17 @@ def _sum(a: IntArray | None, lo: int, hi: int) -> int:
     return int(a[lo:hi].sum()) if a is not None else 0
 
 
+def _level_shift(before: FloatArray, after: FloatArray) -> tuple[float, float] | None:
+    """(median of ``after`` minus median of ``before``, one-sided p that ``after`` is higher:
+    Mann-Whitney deflated for the lag-1 dependence of ``before``); None with fewer than 6
+    finite values on a side."""
+    fb, fa = before[np.isfinite(before)], after[np.isfinite(after)]
+    p = mann_whitney_one_sided(before, after, rho=lag1(before))
+    if fb.size < 6 or fa.size < 6 or not math.isfinite(p):
+        return None
+    return float(np.median(fa) - np.median(fb)), p
+
+
 def _compare(s: ProviderSeries, seg: tuple[int, int], base: tuple[int, int]) -> Segment:
     """Which signals moved for the worse in ``seg`` relative to ``base``."""
     (lo, hi), (blo, bhi) = seg, base
@@ -176,14 +187,10 @@ def _compare(s: ProviderSeries, seg: tuple[int, int], base: tuple[int, int]) -> 
     pvals: dict[str, float] = {}
 
     def latency(name: str, series: FloatArray | None, minimum: float) -> None:
-        if series is None:
+        shift = None if series is None else _level_shift(series[blo:bhi], series[lo:hi])
+        if shift is None:
             return
-        b, a = series[blo:bhi], series[lo:hi]
-        p = mann_whitney_one_sided(b, a, rho=lag1(b))
-        fa, fb = a[np.isfinite(a)], b[np.isfinite(b)]
-        if fa.size < 6 or fb.size < 6 or not math.isfinite(p):
-            return
-        effect = math.expm1(float(np.median(fa) - np.median(fb)))
+        effect, p = math.expm1(shift[0]), shift[1]
         pvals[name] = p
         if p < _ALPHA and effect >= minimum:
             moved[name] = effect
@@ -373,15 +380,11 @@ def _moved_again(group: list[Segment], seg: Segment, s: ProviderSeries) -> bool:
     phase so far by >= 5 % at p < 0.01 (two-sided Mann-Whitney, deflated for lag-1
     dependence)? Then one phase would report a median over two levels, describing neither."""
     series = _severity_series([*group, seg], s)
-    before = series[group[0].start : group[-1].end]
-    after = series[seg.start : seg.end]
-    fb, fa = before[np.isfinite(before)], after[np.isfinite(after)]
-    if fb.size < 6 or fa.size < 6:
+    shift = _level_shift(series[group[0].start : group[-1].end], series[seg.start : seg.end])
+    if shift is None:
         return False
-    if abs(float(np.median(fa) - np.median(fb))) < math.log1p(_MIN_LATENCY):
-        return False
-    p_up = mann_whitney_one_sided(before, after, rho=lag1(before))
-    return math.isfinite(p_up) and 2.0 * min(p_up, 1.0 - p_up) < _ALPHA
+    change, p_up = shift
+    return abs(change) >= math.log1p(_MIN_LATENCY) and 2.0 * min(p_up, 1.0 - p_up) < _ALPHA
 
 
 def _phase_groups(segments: list[Segment], s: ProviderSeries) -> list[list[Segment]]:
