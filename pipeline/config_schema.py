@@ -93,6 +93,12 @@ PROBE = {
         help="longest silence between chunks; default 30s or the timeout",
     ),
     "stream": Key(_BOOL, "true or false", default=True),
+    "max_response_bytes": Key(
+        _INT,
+        "a byte count from 1000 to 1000000000",
+        default=8_000_000,
+        help="decoded bytes one answer may carry; more ends the probe as response_too_large",
+    ),
 }
 
 BUDGET_LIMITS = {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -21,19 +22,29 @@ from pipeline.config_types import (
     WarehouseConfig,
     Webhook,
 )
-from pipeline.schedule import cron_interval_s, normalize_crontab
+from pipeline.schedule import cron_interval_s, cron_never_fires, normalize_crontab
 from probes.adapters.presets import PRESETS
 from probes.tasks import FAMILIES, parse_context
 
 __all__ = ["build"]
 
-_SECRET_HEADERS = {"authorization", "x-api-key", "api-key", "cookie", "proxy-authorization"}
+# Header names that carry credentials (x-api-key, x-goog-api-key, api-key, x-auth-token,
+# ocp-apim-subscription-key, ...): the key belongs in the environment, not the file.
+_SECRET_HEADER = re.compile(
+    r"authorization|cookie|api[-_]?key|token|secret|password|subscription[-_]?key", re.I
+)
+# RFC 9110 field names are tokens; values are visible ASCII, space and tab (no CR/LF).
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+_HEADER_VALUE = re.compile(r"[\t\x20-\x7e]*")
+# Query parameters that carry credentials (?key=, ?api-key=, ?access_token=, ?sig=, ...).
+_SECRET_QUERY = re.compile(r"[?&][^=&#]*(key|token|secret|password|sig)[^=&#]*=", re.I)
+_SPECIAL_ROOTS = (Path("/proc"), Path("/sys"), Path("/dev"))
 _WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 
 
 def build(data: Mapping[str, Any], c: Checker, *, base: Path, source: Path | None) -> Config:
     top = c.table(data, "", "")
-    warehouse = _warehouse(c.table(top["warehouse"], "warehouse", "warehouse"), base)
+    warehouse = _warehouse(c.table(top["warehouse"], "warehouse", "warehouse"), c, base)
     providers = _providers(top["providers"], c)
     probes = _probes(top["probes"], c, providers)
     return Config(
@@ -53,12 +64,38 @@ def _resolve(base: Path, value: str) -> Path:
     return p if p.is_absolute() else base / p
 
 
-def _warehouse(t: dict[str, Any], base: Path) -> WarehouseConfig:
-    return WarehouseConfig(
-        path=_resolve(base, t["path"]),
-        spool_dir=_resolve(base, t["spool_dir"]),
-        probe_site=t["probe_site"],
-    )
+def _usable(path: Path, key: str, c: Checker, *, folder: bool) -> None:
+    """Refuse a path that can never hold what the key names.
+
+    Checked: a special file system (/proc, /sys, /dev), the wrong kind of thing already
+    there, and a nearest existing ancestor that is not a writable folder. A daemon given
+    such a path used to run for ever and store nothing.
+    """
+    absolute = Path(os.path.abspath(path))
+    if any(absolute.is_relative_to(root) for root in _SPECIAL_ROOTS):
+        raise c.fail(key, f"{path} is on a special file system, not a place for data")
+    kind = "folder" if folder else "file"
+    if absolute.exists() and absolute.is_dir() != folder:
+        raise c.fail(key, f"{path} exists and is not a {kind}")
+    if absolute.exists() and not folder and not absolute.is_file():
+        raise c.fail(key, f"{path} exists and is not a regular file")
+    # A file needs its folder writable (DuckDB writes a WAL beside it); a folder itself.
+    ancestor = absolute if folder and absolute.exists() else absolute.parent
+    while not ancestor.exists():
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise c.fail(key, f"{path} lies under {ancestor}, which is a file, not a folder")
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        raise c.fail(key, f"{path}: {ancestor} is not writable")
+
+
+def _warehouse(t: dict[str, Any], c: Checker, base: Path) -> WarehouseConfig:
+    path, spool = _resolve(base, t["path"]), _resolve(base, t["spool_dir"])
+    _usable(path, "warehouse.path", c, folder=False)
+    _usable(spool, "warehouse.spool_dir", c, folder=True)
+    if Path(os.path.abspath(path)) == Path(os.path.abspath(spool)):
+        raise c.fail("warehouse.spool_dir", "must differ from warehouse.path")
+    return WarehouseConfig(path=path, spool_dir=spool, probe_site=t["probe_site"])
 
 
 def _tables(value: list[Any], path: str, c: Checker) -> list[dict[str, Any]]:
@@ -82,7 +119,7 @@ def _providers(value: list[Any], c: Checker) -> tuple[ProviderConfig, ...]:
         url = t["base_url"]
         if not re.match(r"^https?://[^/\s]+", url):
             raise c.fail(f"{p}.base_url", f"expected an http(s) URL, got {url!r}")
-        if re.match(r"^https?://[^/]*@", url) or re.search(r"[?&](key|api_key|token)=", url):
+        if re.match(r"^https?://[^/]*@", url) or _SECRET_QUERY.search(url):
             raise c.fail(
                 f"{p}.base_url",
                 "credentials in the URL; put the key in the environment and name it in api_key_env",
@@ -125,7 +162,20 @@ def _providers(value: list[Any], c: Checker) -> tuple[ProviderConfig, ...]:
     return tuple(out)
 
 
-_RESERVED_BODY = {"model", "messages", "stream", "prompt", "system"}
+# Fields the probe sets itself: the row records them, so an override would make it lie.
+_RESERVED_BODY = {
+    "model",
+    "messages",
+    "stream",
+    "stream_options",
+    "prompt",
+    "system",
+    "max_tokens",
+    "max_completion_tokens",
+    "max_output_tokens",
+    "temperature",
+    "n",
+}
 
 
 def _body(value: dict[str, Any], path: str, c: Checker) -> dict[str, Any]:
@@ -138,7 +188,9 @@ def _body(value: dict[str, Any], path: str, c: Checker) -> dict[str, Any]:
 
 def _headers(value: dict[str, Any], path: str, c: Checker) -> dict[str, str]:
     for key, header in value.items():
-        if key.lower() in _SECRET_HEADERS:
+        if not _HEADER_NAME.fullmatch(key):
+            raise c.fail(f"{path}.{key}", f"expected an HTTP header name, got {key!r}")
+        if _SECRET_HEADER.search(key):
             raise c.fail(
                 f"{path}.{key}",
                 "secrets do not belong in the config; the API key "
@@ -146,6 +198,11 @@ def _headers(value: dict[str, Any], path: str, c: Checker) -> dict[str, str]:
             )
         if not isinstance(header, str):
             raise c.fail(f"{path}.{key}", f"expected a string, got {type_name(header)}")
+        if not _HEADER_VALUE.fullmatch(header):
+            raise c.fail(
+                f"{path}.{key}",
+                "expected a header value of visible ASCII, spaces and tabs (no line breaks)",
+            )
     return dict(value)
 
 
@@ -199,6 +256,11 @@ def _probes(
             ) from None
         if t["max_output_tokens"] <= 0:
             raise c.fail(f"{p}.max_output_tokens", "expected a positive integer")
+        if not 1_000 <= t["max_response_bytes"] <= 1_000_000_000:
+            raise c.fail(
+                f"{p}.max_response_bytes",
+                f"expected a byte count from 1000 to 1000000000, got {t['max_response_bytes']}",
+            )
         if not 0 <= t["temperature"] <= 2:
             raise c.fail(
                 f"{p}.temperature", f"expected a number from 0 to 2, got {t['temperature']}"
@@ -226,6 +288,7 @@ def _probes(
                 timeout_s=timeout_s,
                 read_timeout_s=read_timeout_s,
                 stream=t["stream"],
+                max_response_bytes=t["max_response_bytes"],
             )
         )
     return tuple(out)
@@ -244,9 +307,11 @@ def _schedule(t: dict[str, Any], p: str, c: Checker) -> tuple[float | None, str 
         return every_s, None, every_s
     try:
         cron = normalize_crontab(t["cron"])  # numeric weekdays mean what crontab means
-        return None, cron, cron_interval_s(cron)
     except ValueError as exc:
         raise c.fail(f"{p}.cron", f"invalid crontab expression: {exc}") from None
+    if cron_never_fires(cron):
+        raise c.fail(f"{p}.cron", f"{t['cron']!r} never fires (no such date)")
+    return None, cron, cron_interval_s(cron)
 
 
 def _probe_providers(
@@ -295,8 +360,13 @@ def _report(t: dict[str, Any], c: Checker, base: Path) -> ReportConfig:
         ZoneInfo(t["timezone"])
     except (ZoneInfoNotFoundError, ValueError):
         raise c.fail("report.timezone", f"unknown time zone {t['timezone']!r}") from None
+    link = t["link_base_url"]
+    if link is not None and not re.match(r"^https?://[^/\s]+", link):
+        raise c.fail("report.link_base_url", f"expected an http(s) URL, got {link!r}")
+    out_dir = _resolve(base, t["out_dir"])
+    _usable(out_dir, "report.out_dir", c, folder=True)
     return ReportConfig(
-        out_dir=_resolve(base, t["out_dir"]),
+        out_dir=out_dir,
         weekday=t["weekday"],
         time=t["time"],
         timezone=t["timezone"],
@@ -318,6 +388,8 @@ def _alerts(t: dict[str, Any], c: Checker) -> AlertsConfig:
         hooks.append(Webhook(name=name, url_env=w["url_env"], kind=w["kind"]))
     if not 0 < t["error_rate"] <= 1:
         raise c.fail("alerts.error_rate", f"expected a share from 0 to 1, got {t['error_rate']}")
+    if t["ttft_p95_ms"] is not None and t["ttft_p95_ms"] <= 0:
+        raise c.fail("alerts.ttft_p95_ms", f"expected a positive number, got {t['ttft_p95_ms']}")
     for key in ("window", "failure_threshold", "success_threshold"):
         if t[key] <= 0:
             raise c.fail(f"alerts.{key}", f"expected a positive integer, got {t[key]}")

@@ -67,6 +67,9 @@ class ProbeConfig:
     timeout_s: float = 120.0  # overall deadline of one attempt
     read_timeout_s: float = 30.0  # longest silence between two chunks
     stream: bool = True
+    # Decoded bytes one answer may carry: far above any real answer, so a flood or a
+    # decompression bomb ends as response_too_large instead of filling memory.
+    max_response_bytes: int = 8_000_000
 
     @property
     def context_class(self) -> str:
@@ -145,6 +148,12 @@ class Config:
     report: ReportConfig = ReportConfig(out_dir=Path("nerfwatch-data/reports"))
     alerts: AlertsConfig = AlertsConfig()
     daemon: DaemonConfig = DaemonConfig()
+
+    def secret_values(self) -> list[str | None]:
+        """Every secret the config names, read from the environment: API keys and
+        webhook URLs (a Slack hook URL is a credential). Logs and reports mask them."""
+        keys = [p.api_key() for p in self.providers]
+        return [*keys, *(w.url() for w in self.alerts.webhooks)]
 
     def provider(self, name: str) -> ProviderConfig:
         for provider in self.providers:

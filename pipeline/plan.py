@@ -1,7 +1,10 @@
 """The effective plan of a config: what is probed, how often, and what it costs per day.
 
-Estimates are upper bounds: a run is counted at its full context target plus its whole
-``max_output_tokens``, priced at the provider's uncached input and output rates.
+Estimates are upper bounds on output: a run is counted at the prompt it really sends plus
+its whole ``max_output_tokens``, priced at the provider's uncached input and output rates.
+The prompt is what the task family builds: a long-context probe fills its context
+target; a short family sends its own small item (about 100-250 tokens) whatever
+``context`` says, so planning it at the context target would overstate it tenfold.
 """
 
 from __future__ import annotations
@@ -11,15 +14,25 @@ from dataclasses import dataclass
 from pipeline.config_types import Config, ProbeConfig, ProviderConfig
 from pipeline.durations import format_duration
 from pipeline.schedule import runs_per_day
+from probes.runner import build_item
+from probes.tasks import FAMILIES
 
 __all__ = [
     "PlanRow",
     "ProviderTotal",
     "budget_warnings",
+    "format_runs",
     "plan_rows",
+    "prompt_tokens",
     "provider_totals",
     "run_cost_usd",
 ]
+
+
+def format_runs(per_day: float) -> str:
+    """Runs per day as people count them: ``144``, not ``144.0``; a cron or interval that
+    does not divide the day keeps one decimal (``205.7``)."""
+    return f"{per_day:,.0f}" if abs(per_day - round(per_day)) < 0.05 else f"{per_day:,.1f}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,7 +40,7 @@ class PlanRow:
     provider: str
     probe: str
     task: str
-    context_tokens: int
+    prompt_tokens: int  # what one run sends (see prompt_tokens)
     schedule: str
     runs_per_day: float
     tokens_per_day: float
@@ -56,6 +69,19 @@ def run_cost_usd(
     ) / 1e6
 
 
+_SAMPLES = 5  # items averaged to size a short family's prompt
+
+
+def prompt_tokens(probe: ProbeConfig, provider: ProviderConfig) -> int:
+    """The prompt tokens one run of ``probe`` sends to ``provider`` (an estimate)."""
+    family = FAMILIES[probe.task]
+    if family.KIND == "long":
+        return probe.context_tokens
+    cpt = provider.chars_per_token
+    chars = [len(build_item(family, probe, seed, cpt)[0].prompt) for seed in range(_SAMPLES)]
+    return round(sum(chars) / len(chars) / cpt)
+
+
 def _schedule_text(probe: ProbeConfig) -> str:
     return f"every {format_duration(probe.every_s)}" if probe.every_s else f"cron {probe.cron}"
 
@@ -67,14 +93,15 @@ def plan_rows(config: Config) -> list[PlanRow]:
         per_day = runs_per_day(probe)
         for name in probe.providers:
             provider = config.provider(name)
-            tokens = probe.context_tokens + probe.max_output_tokens
-            cost = run_cost_usd(provider, probe.context_tokens, probe.max_output_tokens)
+            prompt = prompt_tokens(probe, provider)
+            tokens = prompt + probe.max_output_tokens
+            cost = run_cost_usd(provider, prompt, probe.max_output_tokens)
             rows.append(
                 PlanRow(
                     name,
                     probe.name,
                     probe.task,
-                    probe.context_tokens,
+                    prompt,
                     _schedule_text(probe),
                     per_day,
                     per_day * tokens,

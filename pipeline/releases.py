@@ -8,7 +8,6 @@ so a bad line leaves the warehouse untouched.
 from __future__ import annotations
 
 import csv
-import difflib
 import re
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
@@ -17,6 +16,7 @@ from pathlib import Path
 
 import polars as pl
 
+from pipeline.config_checker import did_you_mean
 from pipeline.warehouse import Warehouse
 
 __all__ = [
@@ -76,9 +76,8 @@ def parse_release(
             raise ReleaseError(f"{where}: {column}: missing value")
     vendor = values["vendor"]
     if vendor not in vendors and not allow_new_vendor:
-        hint = difflib.get_close_matches(vendor, sorted(vendors), n=1, cutoff=0.5)
-        extra = f'; did you mean "{hint[0]}"?' if hint else " (use --new-vendor to add it)"
-        raise ReleaseError(f"{where}: vendor: unknown vendor {vendor!r}{extra}")
+        hint = _vendor_hint(vendor, vendors) or " (use --new-vendor to add it)"
+        raise ReleaseError(f"{where}: vendor: unknown vendor {vendor!r}{hint}")
     try:
         day = date.fromisoformat(values["release_date"])
     except ValueError:
@@ -157,8 +156,21 @@ def import_releases(
     return _store(warehouse, releases)
 
 
+def _vendor_hint(vendor: str, vendors: Iterable[str]) -> str:
+    return did_you_mean(vendor, vendors, cutoff=0.5)  # vendor names are short: be lenient
+
+
 def list_releases(warehouse: Warehouse, vendor: str | None = None) -> pl.DataFrame:
-    """The calendar, newest first, optionally for one vendor."""
+    """The calendar, newest first, optionally for one vendor.
+
+    An unknown vendor is a ``ReleaseError`` (with a did-you-mean), not an empty table
+    that reads as "no releases".
+    """
+    if vendor is not None:
+        vendors = known_vendors(warehouse)
+        if vendor not in vendors:
+            hint = _vendor_hint(vendor, vendors) or f" (known: {', '.join(sorted(vendors))})"
+            raise ReleaseError(f"unknown vendor {vendor!r}{hint}")
     where, params = ("WHERE vendor = ?", [vendor]) if vendor else ("", None)
     return warehouse.query(
         f"SELECT vendor, model, release_date, kind, confidence, origin, source_url "

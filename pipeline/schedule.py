@@ -12,6 +12,7 @@ from pipeline.config_types import ProbeConfig
 __all__ = [
     "cron_fire_times",
     "cron_interval_s",
+    "cron_never_fires",
     "normalize_crontab",
     "runs_per_day",
 ]
@@ -83,6 +84,17 @@ def cron_fire_times(
         times.append(fire)
         previous, now = fire, fire + timedelta(microseconds=1)
     return times
+
+
+def cron_never_fires(expression: str) -> bool:
+    """True for a valid expression that names no real date (``0 0 30 2 *``).
+
+    Eight years from a leap year's start cover every calendar day there is.
+    """
+    trigger = CronTrigger.from_crontab(expression, timezone=UTC)
+    start = datetime(2024, 1, 1, tzinfo=UTC)
+    first = trigger.get_next_fire_time(None, start)
+    return first is None or first >= start + timedelta(days=8 * 366)
 
 
 def cron_interval_s(expression: str) -> float:

@@ -1,6 +1,7 @@
 """Error classes of the ``error_class`` column, and the table that assigns them.
 
-One value per probe attempt. The first attempt's outcome is the signal: nothing is retried.
+One value per probe attempt. The first attempt's outcome is the signal: nothing is retried
+(a send on a pooled socket the server had already closed is not an attempt; it is resent).
 
 =================  ==========================================================================
 ok                 a complete answer arrived
@@ -17,7 +18,9 @@ context_overflow   the prompt exceeds the model's window
 content_filter     moderation refused the prompt or cut the answer
 malformed_stream   undecodable events, or the stream ended without a finish signal
 connection_error   connection refused, reset or dropped mid-response
+response_too_large the answer passed the probe's byte cap (a flood, a decompression bomb)
 truncated          the answer stopped at the output-token limit
+context_full       the answer stopped because prompt and output filled the context window
 empty              the stream finished normally but carried no answer text
 =================  ==========================================================================
 
@@ -58,7 +61,9 @@ ERROR_CLASSES = (
     "content_filter",
     "malformed_stream",
     "connection_error",
+    "response_too_large",
     "truncated",
+    "context_full",
     "empty",
 )
 
@@ -96,6 +101,8 @@ RULES: tuple[Rule, ...] = (
     _r("rate_limit_exceeded slow_down", "rate_limited"),
     _r("server_is_overloaded service_unavailable_error", "overloaded"),
     _r("context_length_exceeded string_above_max_length", "context_overflow"),
+    # llama.cpp server
+    _r("exceed_context_size_error", "context_overflow"),
     _r("content_filter content_policy_violation", "content_filter"),
     _r("invalid_api_key invalid_organization unsupported_country_region_territory", "auth"),
     # Anthropic (details.error_code before error.type)
@@ -121,7 +128,6 @@ RULES: tuple[Rule, ...] = (
     _r("base_resp:1004", "auth"),
     _r("base_resp:1008", "quota_exhausted"),
     _r("base_resp:1026 base_resp:1027", "content_filter"),
-    _r("base_resp:2013", "bad_request"),
     _r("base_resp:1000 base_resp:1001 base_resp:1024 base_resp:1033", "server_error"),
     # Moonshot / Kimi
     _r("engine_overloaded_error", "overloaded"),
@@ -140,7 +146,6 @@ RULES: tuple[Rule, ...] = (
     _r("RESOURCE_EXHAUSTED", "rate_limited"),
     _r("UNAVAILABLE", "overloaded"),
     _r("UNAUTHENTICATED PERMISSION_DENIED", "auth"),
-    _r("INVALID_ARGUMENT FAILED_PRECONDITION NOT_FOUND", "bad_request"),
     _r("INTERNAL DEADLINE_EXCEEDED", "server_error"),
     # Preset-specific readings of a bare status
     _r("", "quota_exhausted", status=403, preset="moonshot"),
@@ -148,19 +153,24 @@ RULES: tuple[Rule, ...] = (
 )
 
 # Generic error types: consulted after the message patterns, so that an Anthropic
-# "invalid_request_error: prompt is too long" reads as context_overflow.
+# "invalid_request_error: prompt is too long" reads as context_overflow. Gemini's
+# INVALID_ARGUMENT and MiniMax's 2013 ("invalid params") carry context overflows too.
 GENERIC_RULES: tuple[Rule, ...] = (
     _r("rate_limit_error", "rate_limited"),
     _r("invalid_request_error not_found_error model_not_found InvalidParameter", "bad_request"),
+    _r("INVALID_ARGUMENT FAILED_PRECONDITION NOT_FOUND base_resp:2013", "bad_request"),
     # vLLM exception names (a context overflow is a BadRequestError with a telling message)
     _r("BadRequestError UnprocessableEntityError NotFoundError NotImplementedError", "bad_request"),
     _r("InternalServerError", "server_error"),
 )
 
 _MESSAGE_RULES: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"context.{0,20}(length|window)|maximum context|prompt is too long|"
+    # One alternative per server wording (see tests/fixtures/transcripts/overflow).
+    (re.compile(r"context.{0,20}(length|window|size|limit)|maximum context|prompt is too long|"
                 r"too many (input )?tokens|token length too long|exceeded model token limit|"
-                r"input is too long|range of input length", re.I), "context_overflow"),
+                r"input is too long|range of input length|maximum model length|"
+                r"token count .{0,20}exceeds the maximum|tokens \+ `?max_new_tokens`? must be",
+                re.I), "context_overflow"),
     (re.compile(r"insufficient (balance|credit|quota)|exceeded your current quota|"
                 r"spend limit|no resource package|recharge", re.I), "quota_exhausted"),
     (re.compile(r"overload|high load|too busy|too much traffic|capacity", re.I), "overloaded"),

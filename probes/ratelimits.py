@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
+from probes.secrets import KEY_SHAPED
+
 __all__ = ["RateLimits", "parse_duration_s", "rate_limits", "request_id", "safe_headers"]
 
 RateLimits = dict[str, float | int | None]
@@ -25,7 +27,6 @@ _SECRET_NAME = re.compile(
     r"^x-goog-|token$|^proxy-",
     re.I,
 )
-_SECRET_VALUE = re.compile(r"\b(sk-[A-Za-z0-9_-]{8,}|Bearer\s+\S+|eyJ[A-Za-z0-9_-]{10,})")
 _REQUEST_ID = ("x-request-id", "request-id", "x-generation-id", "trace-id", "trace_id",
                "x-trace-id", "x-amzn-requestid", "x-dashscope-request-id")  # fmt: skip
 
@@ -48,7 +49,7 @@ def _int(value: str | None) -> int | None:
         return None
     try:
         number = int(float(value.strip()))
-    except ValueError:
+    except (ValueError, OverflowError):  # "inf" too; a huge finite value is range-checked later
         return None
     return number if number >= 0 else None
 
@@ -127,7 +128,7 @@ def safe_headers(headers: Mapping[str, str]) -> dict[str, str]:
         lower = name.lower()
         if _SECRET_NAME.search(lower) and not lower.startswith(("x-ratelimit", "anthropic-rate")):
             continue
-        if _SECRET_VALUE.search(value):
+        if KEY_SHAPED.search(value):
             continue
         kept[lower] = value[:500]
     return kept

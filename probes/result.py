@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from dataclasses import dataclass, field
 from datetime import datetime
 from importlib.metadata import PackageNotFoundError, version
@@ -17,7 +18,19 @@ from urllib.parse import urlsplit, urlunsplit
 if TYPE_CHECKING:
     from pipeline.config_types import ProbeConfig, ProviderConfig
 
-__all__ = ["NERFWATCH_VERSION", "ProbeResult", "planned_row", "safe_endpoint"]
+__all__ = [
+    "INT64_MAX",
+    "INT64_MIN",
+    "NERFWATCH_VERSION",
+    "OUT_OF_RANGE",
+    "ProbeResult",
+    "clamp_row",
+    "planned_row",
+    "safe_endpoint",
+]
+
+OUT_OF_RANGE = "out_of_range"  # sanity flag: a numeric field was unstorable and set to NULL
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1  # DuckDB BIGINT: what a row can store
 
 try:
     NERFWATCH_VERSION: str | None = version("nerfwatch")
@@ -57,6 +70,7 @@ class ProbeResult:
     seed: int | None = None
     context_class: str | None = None
     context_target_tokens: int | None = None
+    prompt_chars: int | None = None  # the prompt actually sent, in characters
     max_output_tokens: int | None = None
     temperature: float | None = None
     streamed: bool | None = None
@@ -108,8 +122,9 @@ class ProbeResult:
         return row
 
     def to_json(self) -> str:
-        """One JSON line for the spool; ``from_json`` reverses it exactly."""
-        row = self.as_row()
+        """One JSON line for the spool; ``from_json`` reverses it exactly (out-of-range
+        numbers excepted: see ``clamp_row``)."""
+        row = clamp_row(self.as_row())
         row["started_at"] = self.started_at.isoformat()
         return json.dumps(row, ensure_ascii=False, sort_keys=True)
 
@@ -121,6 +136,51 @@ class ProbeResult:
             row["response_headers"] = json.loads(row["response_headers"])
         known = {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: v for k, v in row.items() if k in known})
+
+
+def _numeric_kind(annotation: str) -> str | None:
+    base = annotation.replace(" | None", "").strip()
+    return base if base in ("int", "float") else None
+
+
+_NUMERIC_FIELDS = {
+    f.name: kind
+    for f in dataclasses.fields(ProbeResult)
+    if (kind := _numeric_kind(str(f.type))) is not None
+}
+
+
+def _storable(kind: str, value: object) -> bool:
+    if value is None or isinstance(value, bool):
+        return True
+    if isinstance(value, int):
+        return kind == "float" or INT64_MIN <= value <= INT64_MAX
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return False  # a string or a list where a number belongs
+
+
+def clamp_row(row: dict[str, Any]) -> dict[str, Any]:
+    """``row`` with every numeric field the warehouse cannot store set to None, plus the
+    sanity flag ``out_of_range:<field>``.
+
+    Provider values (``usage``, rate-limit headers) and config values are untrusted: one
+    ``prompt_tokens = 10**25`` or a ``NaN`` must not make a row DuckDB rejects, since a
+    rejected row would hold back every row spooled after it. The flag keeps the fact
+    that the provider sent nonsense visible.
+    """
+    bad = [n for n, kind in _NUMERIC_FIELDS.items() if not _storable(kind, row.get(n))]
+    if not bad:
+        return row
+    clamped = dict(row)
+    flags = list(clamped.get("sanity_flags") or [])
+    for name in bad:
+        clamped[name] = None
+        flag = f"{OUT_OF_RANGE}:{name}"
+        if flag not in flags:
+            flags.append(flag)
+    clamped["sanity_flags"] = flags
+    return clamped
 
 
 def planned_row(

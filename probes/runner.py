@@ -1,12 +1,14 @@
 """Run one probe end to end: build the item, send it, time it, classify it, score it.
 
 ``run_probe`` never raises (only cancellation propagates): every outcome, including a bug in
-this package, becomes one ``ProbeResult`` row with an error class. Nothing is retried.
+this package, becomes one ``ProbeResult`` row with an error class. Nothing is retried, except
+a send on a pooled connection the server had already closed (see ``adapters.http``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import secrets
 from datetime import UTC, datetime
@@ -16,29 +18,33 @@ import httpx
 from pipeline.config_types import ProbeConfig, ProviderConfig
 from probes.adapters import ADAPTERS, preset_for
 from probes.adapters.http import Exchange, execute
+from probes.adapters.presets import Preset
 from probes.adapters.state import StreamState, error_fields
 from probes.errors import classify
 from probes.ids import new_run_id
 from probes.pricing import cost_usd
 from probes.ratelimits import rate_limits, request_id, safe_headers
 from probes.result import ProbeResult, planned_row
-from probes.sanity import TRUNCATION_REASONS, sanity_flags
-from probes.sizing import CharsPerToken
+from probes.sanity import sanity_flags, stop_cause
+from probes.secrets import KEY_SHAPED, secrets_of_key
+from probes.sizing import MIN_CHARS, CharsPerToken, overflow_prompt_tokens
 from probes.tasks import FAMILIES, Item, TaskFamily
+from probes.tokenize import count_tokens
 
 __all__ = ["build_item", "outcome_class", "run_probe"]
 
+_SIZING_ROUNDS = 3  # tokenize, rebuild; the second round is almost always within tolerance
+_SIZING_TOLERANCE = 0.02
 FILTER_REASONS = frozenset({"content_filter", "refusal", "sensitive"})
-COMPLETED = frozenset({"ok", "truncated", "empty", "content_filter"})
-_SECRETISH = re.compile(r"(sk-[A-Za-z0-9_-]{6,}|Bearer\s+\S+|key[=:]\s*\S+)", re.I)
+COMPLETED = frozenset({"ok", "truncated", "context_full", "empty", "content_filter"})
+# Key-shaped text, plus "key=..." as servers echo request parameters in error messages.
+_SECRETISH = re.compile(rf"{KEY_SHAPED.pattern}|key[=:]\s*\S+", re.I)
 
 
 def _scrub(text: str | None, provider: ProviderConfig) -> str | None:
     if not text:
         return text
-    key = provider.api_key()
-    if key:
-        text = text.replace(key, "[redacted]")
+    text = secrets_of_key(provider.api_key()).scrub(text)
     return _SECRETISH.sub("[redacted]", text)[:300]
 
 
@@ -54,10 +60,45 @@ def build_item(
     return family.item(seed, size, cpt), size, context_class
 
 
+async def _sized_item(
+    family: TaskFamily,
+    probe: ProbeConfig,
+    seed: int,
+    estimator: CharsPerToken,
+    preset: Preset,
+    provider: ProviderConfig,
+    client: httpx.AsyncClient,
+) -> tuple[Item, int, str]:
+    """The item at the estimated size; measured first where that is possible.
+
+    A long prompt for a family nothing was learned about yet is counted with the server's
+    own tokenizer (``preset.tokenize``) and rebuilt at the measured ratio, before the
+    clock starts: the first probe then hits its target instead of missing it by half.
+    """
+    item, size, context_class = build_item(family, probe, seed, estimator.estimate(probe.task))
+    if family.KIND != "long" or preset.tokenize is None or estimator.knows(probe.task):
+        return item, size, context_class
+    key = provider.api_key()
+    headers = {"authorization": f"Bearer {key}"} if key else None
+    for _ in range(_SIZING_ROUNDS):
+        tokens = await count_tokens(
+            client, base_url=provider.base_url, dialect=preset.tokenize,
+            model=provider.model, text=item.prompt, headers=headers,
+        )  # fmt: skip
+        if tokens is None:
+            break
+        estimator.measured(probe.task, len(item.prompt), tokens)
+        if abs(tokens / size - 1) <= _SIZING_TOLERANCE:
+            break
+        item, size, context_class = build_item(family, probe, seed, estimator.estimate(probe.task))
+    return item, size, context_class
+
+
 def outcome_class(
-    ex: Exchange, state: StreamState, answer: str, preset: str
+    ex: Exchange, state: StreamState, answer: str, preset: str, stopped_by: str | None = None
 ) -> tuple[str, str | None, str | None]:
-    """(error_class, provider error code, detail) of a finished exchange."""
+    """(error_class, provider error code, detail) of a finished exchange; ``stopped_by`` is
+    what ended a length-type finish (``probes.sanity.stop_cause``)."""
     if ex.failure is not None:
         return ex.failure, None, ex.detail
     if ex.status is not None and 300 <= ex.status < 400:
@@ -74,7 +115,15 @@ def outcome_class(
         return "malformed_stream", None, state.malformed_detail
     if not state.done and state.finish_reason is None:
         return "malformed_stream", None, "stream ended before any finish signal"
-    if state.finish_reason in TRUNCATION_REASONS:
+    if stopped_by == "context_full":
+        usage = state.usage
+        filled = f"prompt {usage.input_tokens} + output {usage.output_tokens} tokens"
+        return (
+            "context_full",
+            None,
+            f"finish_reason={state.finish_reason}: {filled} filled the context",
+        )
+    if stopped_by == "truncated":
         return "truncated", None, None
     if state.finish_reason in FILTER_REASONS:
         return "content_filter", None, f"finish_reason={state.finish_reason}"
@@ -148,15 +197,16 @@ async def _attempt(
         return
     assert result.seed is not None
     estimator = estimator or CharsPerToken(provider.chars_per_token)
-    item, size, context_class = build_item(
-        family, probe, result.seed, estimator.estimate(probe.task)
+    preset = preset_for(provider.preset, provider.format)
+    item, size, context_class = await _sized_item(
+        family, probe, result.seed, estimator, preset, provider, client
     )
     result.task_version = family.VERSION
     result.context_target_tokens = size
     result.context_class = context_class
     result.expected_answer = item.expected
+    result.prompt_chars = len(item.prompt)
 
-    preset = preset_for(provider.preset, provider.format)
     request = adapter.build(
         base_url=provider.base_url,
         model=provider.model,
@@ -177,12 +227,27 @@ async def _attempt(
     ex = await execute(
         client, request, state, adapter,
         deadline_s=probe.timeout_s, read_timeout_s=probe.read_timeout_s,
+        max_bytes=probe.max_response_bytes,
     )  # fmt: skip
     answer, reasoning = state.texts()
     _fill(result, provider, ex, state, answer, reasoning)
-    error_class, code, detail = outcome_class(ex, state, answer, preset.name)
+    stopped_by = stop_cause(
+        state.finish_reason,
+        input_tokens=state.usage.input_tokens,
+        output_tokens=state.usage.output_tokens,
+        max_output_tokens=probe.max_output_tokens,
+        max_context=provider.max_context,
+    )
+    error_class, code, detail = outcome_class(ex, state, answer, preset.name, stopped_by)
+    if ex.stale_retry:
+        detail = f"{detail}; {ex.stale_retry}" if detail else ex.stale_retry
     result.error_class, result.error_code = error_class, code
     result.error_detail = _scrub(detail, provider)
+    if error_class == "context_overflow":  # no usage comes back: learn from the message
+        body = ex.error_body if isinstance(ex.error_body, str) else json.dumps(ex.error_body)
+        stated = overflow_prompt_tokens(f"{body} {detail or ''}")
+        if stated and len(item.prompt) >= MIN_CHARS:
+            estimator.measured(probe.task, len(item.prompt), stated)
     answered = (
         error_class in COMPLETED
         and state.error is None
@@ -200,6 +265,8 @@ async def _attempt(
         reported_model=state.reported_model,
         configured_model=provider.model,
         cached_tokens=state.usage.cached_tokens,
+        prompt_tokens=state.usage.input_tokens,
+        stopped_by=stopped_by,
         attempted=answered,
     )
     estimator.observe(probe.task, len(item.prompt), state.usage.input_tokens)
@@ -225,9 +292,13 @@ def _fill(
         setattr(result, name, value)
     result.http_status = ex.status
     result.connection_reused = ex.connection_reused
-    result.response_headers = safe_headers(ex.headers) if ex.status is not None else None
-    result.request_id = request_id(ex.headers)
-    result.reported_model = state.reported_model
+    # A server may echo the key in any header; the exact value is masked wherever it is.
+    # The model's text stays verbatim (the report masks it when shown).
+    secrets = secrets_of_key(provider.api_key())
+    headers = safe_headers(ex.headers) if ex.status is not None else None
+    result.response_headers = secrets.scrub_headers(headers)
+    result.request_id = secrets.scrub_optional(request_id(ex.headers))
+    result.reported_model = secrets.scrub_optional(state.reported_model)
     result.finish_reason = state.finish_reason
     result.input_tokens = usage.input_tokens
     result.output_tokens = usage.output_tokens

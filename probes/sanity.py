@@ -3,6 +3,8 @@ baseline rate; thresholds here are deliberately conservative).
 
 ``empty``            no answer text (reasoning alone does not count)
 ``truncated``        stopped at the output-token limit
+``context_full``     stopped because prompt and output filled the context window (see
+                     ``stop_cause``), not at the output limit
 ``wrong_script``     letters of a script the prompt does not use (e.g. Thai or CJK inside an
                      English answer), not counting characters that appear in the prompt
 ``invalid_unicode``  U+FFFD, control characters or lone surrogates
@@ -10,7 +12,8 @@ baseline rate; thresholds here are deliberately conservative).
 ``refusal``          a refusal phrase on a benign probe
 ``model_mismatch``   the reported model is not the configured one (aliases with a date or
                      vendor prefix are accepted)
-``cache_hit``        the provider reports cached prompt tokens despite the nonce
+``cache_hit``        the provider reports more cached prompt tokens than the fixed text ahead
+                     of the nonce can explain (see ``cache_hit``)
 """
 
 from __future__ import annotations
@@ -19,11 +22,12 @@ import re
 import unicodedata
 from collections import Counter
 
-__all__ = ["FLAGS", "sanity_flags"]
+__all__ = ["FLAGS", "cache_hit", "sanity_flags", "stop_cause"]
 
 FLAGS = (
     "empty",
     "truncated",
+    "context_full",
     "wrong_script",
     "invalid_unicode",
     "repetition",
@@ -31,7 +35,45 @@ FLAGS = (
     "model_mismatch",
     "cache_hit",
 )
+# The nonce is the first thing in the user message, so a prefix cache can only match the
+# chat template ahead of it (3-7 tokens on ChatML, Llama 3 and Gemma templates) and any
+# preamble the provider injects. Caches count in blocks (vLLM 16 tokens, DeepSeek 64,
+# OpenAI 128 past 1,024), so a real hit past the nonce is at least one block and shows as
+# more than 64 tokens, or, on our shortest prompts (about 60 tokens), half the prompt.
+CACHE_PREFIX_ALLOWANCE_TOKENS = 64
+CACHE_PROMPT_SHARE = 0.5
 TRUNCATION_REASONS = frozenset({"length", "max_tokens", "max_output_tokens", "model_length"})
+CONTEXT_FULL_REASONS = frozenset({"model_context_window_exceeded"})  # Anthropic stop_reason
+AMBIGUOUS_LENGTH = "length"
+
+
+def stop_cause(
+    finish_reason: str | None,
+    *,
+    input_tokens: int | None,
+    output_tokens: int | None,
+    max_output_tokens: int,
+    max_context: int,
+) -> str | None:
+    """``truncated`` when the output limit ended the answer, ``context_full`` when the
+    context window did, None for any other finish.
+
+    Anthropic names the two apart; the OpenAI wire has only ``length``, which llama.cpp and
+    vLLM also send when the window is full. Usage tells them apart: prompt plus output
+    reaching the configured window, or output stopping short of the limit it was given
+    (every documented provider counts reasoning inside output tokens, so an answer that
+    used its whole budget reports exactly the limit).
+    """
+    if finish_reason in CONTEXT_FULL_REASONS:
+        return "context_full"
+    if finish_reason not in TRUNCATION_REASONS:
+        return None
+    if finish_reason != AMBIGUOUS_LENGTH or output_tokens is None:
+        return "truncated"  # a named output limit, or no usage to tell otherwise
+    if input_tokens is not None and input_tokens + output_tokens >= max_context:
+        return "context_full"
+    return "context_full" if output_tokens < max_output_tokens else "truncated"
+
 
 _REFUSAL = re.compile(
     r"\b(I(?:'m| am) (?:sorry|unable|not able)|I can(?:'|no)t (?:help|assist|comply|do that)|"
@@ -76,6 +118,16 @@ def repetition(text: str) -> bool:
     return _RUN.search(text[-4000:]) is not None
 
 
+def cache_hit(cached_tokens: int | None, prompt_tokens: int | None) -> bool:
+    """Cached tokens beyond the template allowance, or covering half the prompt: the nonce
+    itself must have been cached, so the prompt was not unique to the provider's cache."""
+    if not cached_tokens:
+        return False
+    if cached_tokens > CACHE_PREFIX_ALLOWANCE_TOKENS:
+        return True
+    return prompt_tokens is not None and cached_tokens >= CACHE_PROMPT_SHARE * prompt_tokens
+
+
 def model_mismatch(reported: str | None, configured: str) -> bool:
     if not reported:
         return False
@@ -92,15 +144,20 @@ def sanity_flags(
     reported_model: str | None,
     configured_model: str,
     cached_tokens: int | None,
+    prompt_tokens: int | None = None,
+    stopped_by: str | None = None,
     attempted: bool = True,
 ) -> list[str]:
-    """Flags for one response, in ``FLAGS`` order. ``attempted=False`` (the request failed
-    before any answer could exist) leaves only the metadata flags."""
+    """Flags for one response, in ``FLAGS`` order. ``stopped_by`` is ``stop_cause``'s answer
+    (when not given, a length-type finish reads as the output limit). ``attempted=False``
+    (the request failed before any answer could exist) leaves only the metadata flags."""
     flags: list[str] = []
     if attempted and not answer.strip():
         flags.append("empty")
-    if finish_reason in TRUNCATION_REASONS:
-        flags.append("truncated")
+    if stopped_by is None and finish_reason in TRUNCATION_REASONS:
+        stopped_by = "truncated"
+    if stopped_by in ("truncated", "context_full"):
+        flags.append(stopped_by)
     if wrong_script(answer, prompt):
         flags.append("wrong_script")
     if invalid_unicode(answer):
@@ -111,6 +168,6 @@ def sanity_flags(
         flags.append("refusal")
     if model_mismatch(reported_model, configured_model):
         flags.append("model_mismatch")
-    if cached_tokens:
+    if cache_hit(cached_tokens, prompt_tokens):
         flags.append("cache_hit")
     return flags

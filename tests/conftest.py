@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from pipeline.warehouse import Warehouse
 
-pytest_plugins = ["tests.support.simulator", "tests.support.browser"]
+pytest_plugins = [
+    "tests.support.hang_guard",
+    "tests.support.simulator",
+    "tests.support.browser",
+    "tests.support.pinned_date",
+    "tests.support.llama_server",
+]
 
 
 @pytest.fixture
@@ -17,3 +25,14 @@ def warehouse(tmp_path: Path) -> Warehouse:
     wh = Warehouse(tmp_path / "nerfwatch.duckdb")
     wh.migrate()
     return wh
+
+
+@pytest.fixture(autouse=True)
+def _root_logging_restored() -> Iterator[None]:
+    """``nerfwatch run`` installs its log handler on the root logger; under CliRunner that
+    handler writes to a stream closed after the test. Each test leaves logging as it was."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)

@@ -10,7 +10,7 @@ from probes.adapters import ADAPTERS, PRESETS, preset_for
 def test_preset_registry_names() -> None:
     assert set(PRESETS) == {
         "openai", "anthropic", "zai", "zai-coding", "minimax", "deepseek", "moonshot", "qwen",
-        "gemini", "openrouter", "vllm", "ollama", "simulator",
+        "gemini", "openrouter", "vllm", "llamacpp", "ollama", "simulator",
     }  # fmt: skip
     for name, preset in PRESETS.items():
         assert preset.name == name and preset.wire in ADAPTERS

@@ -84,7 +84,7 @@ def test_model_text_stays_inert(browser: Any, tmp_path: Path) -> None:
     assert page.evaluate("document.scripts.length") == 0
     assert page.evaluate("window.__pwned === undefined")
     assert page.locator("#examples b, #examples img, details b, details img").count() == 0
-    page.locator("details summary").click()
+    page.locator("h2#examples + details > summary").click()
     texts = page.locator(".example-text").all_inner_texts()
     assert any("<script>window.__pwned = 1</script><b>bold</b>" in t for t in texts)
     assert any(t.startswith("upstream said <script>") for t in texts)

@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 
 from pipeline.cli import app
 from pipeline.config import ConfigError, load_config, parse_context
+from pipeline.plan import format_runs
 from pipeline.starter_config import STARTER_CONFIG
 
 VALID = """\
@@ -289,7 +290,10 @@ def test_cli_config_check_prints_plan(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "config OK" in result.output
     # short probe: 144 runs/day against each of two providers; long: 48 runs/day on alpha
-    assert "144.0" in result.output and "48.0" in result.output
+    cells = [line.split("│") for line in result.output.splitlines() if "│" in line]
+    runs = [cell[6].strip() for cell in cells if len(cell) > 7 and cell[1].strip()]
+    assert sorted(runs) == ["144", "144", "48"], result.output
+    assert "alpha: 192 runs/day" in result.output
     assert "daily budget: 3.00 USD, - tokens" in result.output
     assert "sk-test-secret-value" not in result.output
 
@@ -361,3 +365,12 @@ def test_read_timeout_longer_than_timeout_is_refused(tmp_path: Path) -> None:
 def test_timeout_defaults_within_a_short_interval(tmp_path: Path) -> None:
     cfg = load_config(write(tmp_path, replace('every = "30m"', 'every = "7s"')))
     assert cfg.probes[1].timeout_s == 7 and cfg.probes[1].read_timeout_s == 7
+
+
+@pytest.mark.parametrize(
+    ("per_day", "shown"), [(144.0, "144"), (1440.0, "1,440"), (1440 / 7, "205.7"), (0.5, "0.5")]
+)
+def test_runs_per_day_are_whole_numbers_unless_the_day_does_not_divide(
+    per_day: float, shown: str
+) -> None:
+    assert format_runs(per_day) == shown

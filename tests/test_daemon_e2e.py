@@ -11,7 +11,8 @@ import asyncio
 import subprocess
 import sys
 import threading
-from collections.abc import Awaitable
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,8 @@ from pipeline.warehouse import Warehouse
 from probes.result import ProbeResult
 from probes.runner import run_probe
 from probes.simulator import SimulatorHandle
-from tests.support.daemon import make_config, wait_until_async
+from tests.support.daemon import make_config
+from tests.support.waiting import read_line_async, wait_until_async, within
 
 QUIET = DaemonTuning(install_signals=False, schedule_report=False)
 
@@ -114,7 +116,7 @@ def test_fast_schedule_rows_caps_and_budget(
 
     async def main() -> DaemonStats:
         daemon = Daemon(config, probe_fn=runner, tuning=QUIET)  # type: ignore[arg-type]
-        return await daemon.run(stop_after_s=5.0)
+        return await within(daemon.run(stop_after_s=5.0), 120, "the daemon's 5 s run")
 
     stats = asyncio.run(main())
     rows = _rows(config)
@@ -173,7 +175,7 @@ def test_sql_in_a_loop_from_another_process_never_sees_a_lock_error(
         await wait_until_async(lambda: daemon.stats.flushes >= 2, what="daemon flushing")
         reader = await asyncio.to_thread(_reader, config.warehouse.path, 4.0)
         daemon.stop()
-        return await task, reader
+        return await within(task, 120, "the daemon to stop"), reader
 
     stats, reader = asyncio.run(main())
     ok, errors = (int(x) for x in reader.stdout.split())
@@ -183,31 +185,38 @@ def test_sql_in_a_loop_from_another_process_never_sees_a_lock_error(
     assert len(_rows(config)) == stats.scheduled  # nothing lost while readers came and went
 
 
-_HOLDER = """
-import sys, duckdb
-con = duckdb.connect(sys.argv[1], read_only=True)
-print("holding", flush=True)
-sys.stdin.readline()
-con.close()
-"""
+@asynccontextmanager
+async def _held_by_reader(path: Path) -> AsyncIterator[None]:
+    """Another process holds the database open (read-only) inside this block.
 
-
-async def _hold(path: Path, release: asyncio.Event, holding: asyncio.Event) -> None:
+    It opens the file between two flushes, as a user's reader would; one that cannot
+    fails the test at once, with its stderr.
+    """
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
-        "-c",
-        _HOLDER,
+        "-m",
+        "tests.support.lock_holder",
         str(path),
+        "--read-only",
+        "--wait",
+        "60",
+        cwd=Path(__file__).resolve().parents[1],
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
     )
-    assert proc.stdin is not None and proc.stdout is not None
-    assert (await proc.stdout.readline()).strip() == b"holding"
-    holding.set()
-    await release.wait()
-    proc.stdin.write(b"\n")
-    await proc.stdin.drain()
-    assert await proc.wait() == 0
+    assert proc.stdin is not None
+    try:
+        line = await read_line_async(proc, 120, "'ready' from the reader")
+        assert line == b"ready", f"the reader said {line!r}"
+        yield
+        proc.stdin.close()  # lets go
+        status = await within(proc.wait(), 60, "the reader to let go and exit")
+        assert status == 0, f"the reader exited with {status}"
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await within(proc.wait(), 30, "the killed reader to exit")
 
 
 def test_a_reader_holding_the_file_does_not_stop_probing_and_the_spool_drains(
@@ -220,25 +229,22 @@ def test_a_reader_holding_the_file_does_not_stop_probing_and_the_spool_drains(
     async def main() -> tuple[DaemonStats, int, int]:
         daemon = Daemon(config, tuning=QUIET)
         task = asyncio.create_task(daemon.run())
-        await wait_until_async(lambda: daemon.stats.flushed_rows >= 2, what="first flushes")
-        release, holding = asyncio.Event(), asyncio.Event()
-        holder: Awaitable[None] = asyncio.create_task(
-            _hold(config.warehouse.path, release, holding)
-        )
-        await holding.wait()
-        done_before = daemon.stats.done
-        await asyncio.sleep(hold_s)  # the hold itself, not a wait for a condition
-        probed_during_hold = daemon.stats.done - done_before
-        depth_during_hold = daemon.spool.depth()
-        release.set()
-        await holder
-        await wait_until_async(
-            lambda: daemon.spool.depth() == 0 and daemon.stats.busy_flushes > 0,
-            timeout=60,
-            what="spool drained",
-        )
-        daemon.stop()
-        return await task, probed_during_hold, depth_during_hold
+        try:
+            await wait_until_async(lambda: daemon.stats.flushed_rows >= 2, what="first flushes")
+            async with _held_by_reader(config.warehouse.path):
+                done_before = daemon.stats.done
+                await asyncio.sleep(hold_s)  # the hold itself, not a wait for a condition
+                probed_during_hold = daemon.stats.done - done_before
+                depth_during_hold = daemon.spool.depth()
+            await wait_until_async(
+                lambda: daemon.spool.depth() == 0 and daemon.stats.busy_flushes > 0,
+                timeout=120,
+                what="spool drained",
+            )
+        finally:
+            daemon.stop()
+            stats = await within(task, 120, "the daemon to stop")
+        return stats, probed_during_hold, depth_during_hold
 
     stats, probed, depth = asyncio.run(main())
     assert probed >= 5
@@ -264,7 +270,7 @@ def test_metrics_names_follow_the_blackbox_style(
         async with httpx.AsyncClient() as client:
             text = (await client.get(f"http://127.0.0.1:{daemon.stats.metrics_port}/metrics")).text
         daemon.stop()
-        await task
+        await within(task, 120, "the daemon to stop")
         return text
 
     text = asyncio.run(main())

@@ -22,7 +22,8 @@ import pytest
 from pipeline.daemon.spool import list_segments, read_segment
 from pipeline.warehouse import Warehouse
 from probes.simulator import SimulatorHandle
-from tests.support.daemon import free_port, scrape, wait_until, write_toml
+from tests.support.daemon import free_port, scrape, write_toml
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -49,7 +50,7 @@ def _daemon(config: Path) -> Iterator[subprocess.Popen[str]]:
 
 def _flushes_at_least(proc: subprocess.Popen[str], port: int, count: int) -> bool:
     if proc.poll() is not None:
-        _, err = proc.communicate()
+        _, err = proc.communicate(timeout=60)
         raise AssertionError(f"daemon exited with {proc.returncode}: {err[-2000:]}")
     return (scrape(port, "nerfwatch_flush_duration_seconds_count") or 0) >= count
 

@@ -35,14 +35,16 @@ from pipeline.daemon.spool import Spool
 from pipeline.daemon.state import open_alerts, today_spend
 from pipeline.daemon.status import DaemonStatus, gather_status
 from pipeline.warehouse import Warehouse
-from tests.support.daemon import LocalProbe, WebhookReceiver, make_config, wait_until_async
+from tests.support.daemon import LocalProbe, WebhookReceiver, make_config
+from tests.support.waiting import wait_until_async, within
 
 QUIET = DaemonTuning(install_signals=False, schedule_report=False)
 
 
 def _run(config: Config, probe: LocalProbe, seconds: float) -> DaemonStats:
     async def main() -> DaemonStats:
-        return await Daemon(config, probe_fn=probe, tuning=QUIET).run(stop_after_s=seconds)
+        daemon = Daemon(config, probe_fn=probe, tuning=QUIET)
+        return await within(daemon.run(stop_after_s=seconds), seconds + 120, "the daemon's run")
 
     return asyncio.run(main())
 
@@ -130,7 +132,7 @@ def test_stop_gives_grace_then_aborts_in_flight_probes(tmp_path: Path) -> None:
         task = asyncio.create_task(daemon.run(stop_event=stop))
         await wait_until_async(lambda: probe.calls >= 2, what="two probes in flight")
         stop.set()
-        return await task
+        return await within(task, 120, "the daemon to stop")
 
     stats = asyncio.run(main())
     rows = _rows(config)
@@ -167,7 +169,7 @@ def test_reload_applies_a_valid_config_and_keeps_the_old_one_on_error(tmp_path: 
         calls = probe.calls
         await wait_until_async(lambda: probe.calls >= calls + 6, what="probes after reload")
         daemon.stop()
-        return await task
+        return await within(task, 120, "the daemon to stop")
 
     stats = asyncio.run(main())
     probes = {(r["provider"], r["probe"]) for r in _rows(base)}
@@ -200,7 +202,7 @@ def test_metrics_endpoint_and_status_while_running(tmp_path: Path) -> None:
         assert all(p.last_error and "overloaded" in p.last_error for p in status.providers)
         assert all(p.today_cost_usd > 0 for p in status.providers)
         daemon.stop()
-        return text, await task
+        return text, await within(task, 120, "the daemon to stop")
 
     text, _ = asyncio.run(main())
     assert 'nerfwatch_probe_duration_seconds_bucket{le="0.05",phase="ttft"' in text
@@ -220,6 +222,9 @@ def test_probe_function_errors_become_aborted_rows(tmp_path: Path, reason: str) 
     rows = _rows(config)
     assert rows and {r["skip_reason"] for r in rows} == {"internal_error"}
     assert len(rows) == stats.scheduled
+
+
+MONDAY_MORNING = datetime(2026, 11, 16, 7, tzinfo=UTC)  # 08:00 in Berlin
 
 
 def test_weekly_report_is_scheduled_and_its_link_is_sent(
@@ -243,9 +248,9 @@ def test_weekly_report_is_scheduled_and_its_link_is_sent(
         task = asyncio.create_task(daemon.run())
         await wait_until_async(lambda: daemon.stats.flushed_rows >= 4, what="rows stored")
         runs = daemon.next_runs()
-        path = await daemon.run_weekly_report()
+        path = await within(daemon.run_weekly_report(now=MONDAY_MORNING), 120, "the weekly report")
         daemon.stop()
-        await task
+        await within(task, 120, "the daemon to stop")
         return runs, path
 
     try:
@@ -254,7 +259,10 @@ def test_weekly_report_is_scheduled_and_its_link_is_sent(
         receiver.close()
     when = runs["weekly-report"].astimezone(ZoneInfo("Europe/Berlin"))
     assert (when.weekday(), when.hour, when.minute) == (0, 8, 0)
-    assert path is not None and path.exists()
+    # A pinned Monday: the week that just ended has no probes (they are all from the
+    # real clock, later), so the report is the empty page pointing at their week.
+    assert path is not None and path.name == "nerfwatch-2026-W46.html"
+    assert "nerfwatch report --week" in path.read_text(encoding="utf-8")
     (route, body) = receiver.received[-1]
     assert route == "/reports" and body["kind"] == "report"
     assert str(path.name) in json.dumps(body)
@@ -287,8 +295,10 @@ def test_a_failed_start_is_one_error_and_releases_the_spool(tmp_path: Path) -> N
         config = make_config(
             tmp_path, daemon=DaemonConfig(flush_interval_s=0.2, lock_wait_s=0.2, metrics_port=port)
         )
-        with pytest.raises(DaemonError, match=f"metrics endpoint 127.0.0.1:{port}"):
+        match = f"daemon.metrics_port: cannot listen on 127.0.0.1:{port}"
+        with pytest.raises(DaemonError, match=match) as failed:
             _run(config, LocalProbe(), 1.0)
+        assert failed.value.exit_code == 2  # the config asked for a port in use
     second = Spool(config.warehouse.spool_dir)
     second.open()  # the failed daemon let go of the spool lock
     second.close()
@@ -320,7 +330,7 @@ def test_health_alerts_trigger_and_resolve_through_a_real_webhook(
         probe.error_class = "ok"
         await wait_until_async(lambda: any("alpha resolved" in t for t in texts()), what="resolve")
         daemon.stop()
-        await task
+        await within(task, 120, "the daemon to stop")
 
     try:
         asyncio.run(main())
@@ -371,7 +381,7 @@ def test_a_full_batch_flushes_before_the_interval(tmp_path: Path) -> None:
         await wait_until_async(lambda: daemon.stats.flushed_rows >= 8, what="early flushes")
         assert max(daemon.stats.flush_ms) > 0
         daemon.stop()
-        return await task
+        return await within(task, 120, "the daemon to stop")
 
     stats = asyncio.run(main())
     assert len(_rows(config)) == stats.rows

@@ -7,9 +7,7 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -22,7 +20,8 @@ from pipeline.daemon.spool import Spool, SpoolLocked, list_segments, pending_lin
 from pipeline.warehouse import Warehouse
 from probes.ids import new_run_id
 from probes.result import ProbeResult
-from tests.support.daemon import wait_until
+from tests.support.lock_holder import holding
+from tests.support.waiting import wait_until
 
 
 def _row(provider: str = "alpha", **extra: object) -> ProbeResult:
@@ -126,34 +125,6 @@ def test_flush_moves_rows_once_and_replay_is_idempotent(tmp_path: Path, kind: st
     spool.close()
 
 
-_HOLD = """
-import sys, duckdb
-con = duckdb.connect(sys.argv[1], read_only=True)
-print("holding", flush=True)
-sys.stdin.readline()
-con.close()
-"""
-
-
-@contextmanager
-def _held_by_reader(path: Path) -> Iterator[None]:
-    """Another process holds the database open (read-only) inside this block."""
-    with subprocess.Popen(
-        [sys.executable, "-c", _HOLD, str(path)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    ) as reader:
-        assert reader.stdin is not None and reader.stdout is not None
-        assert reader.stdout.readline().strip() == "holding"
-        try:
-            yield
-        finally:
-            reader.stdin.write("\n")
-            reader.stdin.flush()
-            reader.wait(timeout=30)
-
-
 @pytest.mark.parametrize("kind", WRITERS)
 def test_busy_warehouse_keeps_rows_in_the_spool_until_the_reader_leaves(
     tmp_path: Path, kind: str
@@ -163,7 +134,7 @@ def test_busy_warehouse_keeps_rows_in_the_spool_until_the_reader_leaves(
     spool = Spool(tmp_path / "spool")
     spool.open()
     flusher = Flusher(spool, _writer(kind, warehouse, spool))
-    with _held_by_reader(warehouse.path):
+    with holding(warehouse.path, read_only=True):
         asyncio.run(_append_all(spool, [_row() for _ in range(10)]))
         assert flusher.flush_once().busy
         asyncio.run(_append_all(spool, [_row() for _ in range(5)]))
@@ -191,9 +162,9 @@ def test_a_flush_process_that_dies_leaves_the_rows_and_is_replaced(tmp_path: Pat
     flusher.add_side_rows("daemon_events", [_event()], key="event_id")
     rows = [_row() for _ in range(12)]
     asyncio.run(_append_all(spool, rows))
-    with _held_by_reader(warehouse.path), ThreadPoolExecutor(1) as pool:
+    with holding(warehouse.path, read_only=True), ThreadPoolExecutor(1) as pool:
         pending = pool.submit(flusher.flush_once)
-        wait_until(lambda: writer.pid is not None, 30, "the flush process")
+        wait_until(lambda: writer.pid is not None, 120, "the flush process")
         first_pid = writer.pid
         assert first_pid is not None
         os.kill(first_pid, signal.SIGKILL)
@@ -232,8 +203,9 @@ def test_torn_tails_and_corrupt_lines_are_set_aside_not_blocking(tmp_path: Path,
     assert (outcome.rows, outcome.inserted) == (4, 3)
     stored = set(warehouse.query("SELECT run_id FROM probe_results")["run_id"].to_list())
     assert stored == {r.run_id for r in good}
-    rejected = (directory / "rejected.jsonl").read_text().splitlines()
-    assert rejected == ['{"torn', "not json at all"]
+    quarantined = warehouse.query("SELECT reason, line FROM quarantined_rows ORDER BY line")
+    assert quarantined.rows() == [("invalid_json", "not json at all"), ("torn_tail", '{"torn')]
+    assert not (directory / "rejected.jsonl").exists()  # nothing written beside the spool
     spool.close()
 
 

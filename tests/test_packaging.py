@@ -40,7 +40,7 @@ def test_wheel_installs_and_runs_outside_the_checkout(tmp_path: Path) -> None:
     assert any(n.startswith("pipeline/_bundled/reports/") for n in names)
 
     venv = tmp_path / "venv"
-    subprocess.run([uv(), "venv", str(venv)], check=True, env=env, capture_output=True)
+    subprocess.run([uv(), "venv", str(venv)], check=True, env=env, capture_output=True, timeout=300)
     subprocess.run(
         [uv(), "pip", "install", "--python", str(venv / "bin" / "python"), str(wheel)],
         check=True,
@@ -51,6 +51,10 @@ def test_wheel_installs_and_runs_outside_the_checkout(tmp_path: Path) -> None:
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     exe = str(venv / "bin" / "nerfwatch")
+    create = "from pipeline.warehouse import Warehouse; Warehouse('w.duckdb').migrate()"
+    subprocess.run(
+        [str(venv / "bin" / "python"), "-c", create], cwd=elsewhere, check=True, timeout=120
+    )  # reading commands refuse a missing warehouse
     out = subprocess.run(
         [exe, "sql", "SELECT count(*) AS n FROM releases", "--db", "w.duckdb", "--format", "csv"],
         cwd=elsewhere,

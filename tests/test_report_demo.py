@@ -8,6 +8,8 @@ import pytest
 from typer.testing import CliRunner
 
 from pipeline.cli import app
+from pipeline.report import IsoWeek
+from pipeline.warehouse import Warehouse
 
 
 def test_demo_refuses_a_foreign_folder(tmp_path: Path) -> None:
@@ -28,5 +30,19 @@ def test_demo_end_to_end(tmp_path: Path) -> None:
     assert report.exists() and report.parent == folder / "reports"
     html = report.read_text(encoding="utf-8")
     assert 'id="synthetic-banner"' in html and "Not analysed yet" not in html
+    # The report covers the live run, on a Monday too (the default week is last week).
+    live = (
+        "SELECT min(started_at) AS a, max(started_at) AS b FROM probe_results WHERE source = 'live'"
+    )
+    span = Warehouse(folder / "nerfwatch.duckdb").query(live).row(0, named=True)
+    middle = span["a"] + (span["b"] - span["a"]) / 2
+    assert report.name == IsoWeek.containing(middle).filename
+    # The demo leaves its config beside its data: the reading commands take it.
+    config = ["--config", str(folder / "nerfwatch.toml")]
+    for command in (["status"], ["sql", "SELECT count(*) AS n FROM probes"], ["report"]):
+        done = CliRunner().invoke(app, [*command, *config])
+        assert done.exit_code == 0, (command, done.output)
+    status = CliRunner().invoke(app, ["status", "--db", str(folder / "nerfwatch.duckdb")])
+    assert status.exit_code == 0 and "kestrel" in status.output
     rerun = CliRunner().invoke(app, [*args[:3], "--days", "2", "--live-seconds", "3"])
     assert rerun.exit_code == 0, rerun.output  # an earlier demo folder is rebuilt

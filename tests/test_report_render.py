@@ -62,7 +62,7 @@ def test_full_report_has_every_block(warehouse: Warehouse, tmp_path: Path) -> No
     assert "Long-context issues" in html and "Long context got slower" in html
     # The severity says which TTFT it measures: long context for long-context issues.
     assert "long-context TTFT +38\u00a0% (95 % CI +30\u00a0% to +47\u00a0%)" in html
-    assert "100 % of 1 degradation onset(s)".replace(" %", "\u00a0%") in html
+    assert "1 of 1 degradation onset(s) (100\u00a0%)" in html
     assert "alpha and other degraded on overlapping days (Jaccard 0.62" in html
     assert html.index('id="verdict"') < html.index('id="comparison"') < html.index('id="latency"')
     assert "<script" not in html and "http://" not in html.replace("http://www.w3.org", "")
@@ -130,7 +130,7 @@ def test_verdict_dates_a_degradation_from_its_first_stage(
     assert "since 2026-11-16 (4 days); degraded since 2026-10-21 (30 days)" in html
     assert html.count("degraded since") == 1  # beta is stable: one date only
     assert "short-context TTFT +38\u00a0%" in html
-    assert "Major degradation for 4 days (degraded for 30)" in html  # the release-cycle table
+    assert "Major degradation for 4 days (degraded for 30 days)" in html  # the release-cycle table
 
 
 def test_a_forecast_without_a_window_says_why(warehouse: Warehouse, tmp_path: Path) -> None:

@@ -44,6 +44,14 @@ base_url = "{simulator.provider_url("nova")}"
 model = "m"
 api_key_env = "NERFWATCH_TEST_UNSET_KEY"
 
+[[providers]]
+name = "failing"
+format = "openai"
+preset = "simulator"
+base_url = "{simulator.provider_url("nova")}"
+model = "{simulator.scenario.provider("nova").model}"
+headers = {{ "x-sim-error" = "unavailable" }}
+
 [[probes]]
 name = "short-arithmetic"
 task = "arithmetic"
@@ -79,6 +87,11 @@ def test_probe_repeat_with_task_and_context_prints_a_summary(config_file: Path) 
     ("args", "message"),
     [
         (["probe", "nobody"], "unknown provider"),
+        (
+            ["probe", "nvoa"],
+            "unknown provider 'nvoa' (configured: nova, sable, keyed, failing); "
+            'did you mean "nova"?',
+        ),
         (["probe", "nova", "--task", "poetry"], "--task"),
         (["probe", "nova", "--context", "lots"], "--context"),
         (["probe", "keyed"], "NERFWATCH_TEST_UNSET_KEY"),
@@ -89,3 +102,13 @@ def test_bad_input_exits_2(config_file: Path, args: list[str], message: str) -> 
     assert result.exit_code == 2
     assert message in result.output
     assert "Traceback" not in result.output
+
+
+def test_probe_exits_3_when_every_probe_failed(config_file: Path) -> None:
+    args = ["probe", "failing", "--repeat", "2", "--config", str(config_file)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 3, result.output
+    assert "every probe of failing failed" in result.output
+    db = Warehouse(config_file.parent / "data" / "nerfwatch.duckdb")
+    classes = db.query("SELECT error_class FROM probe_results WHERE provider = 'failing'")
+    assert classes.height == 2 and "ok" not in classes["error_class"].to_list()

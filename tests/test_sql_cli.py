@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import polars as pl
@@ -16,6 +17,7 @@ from pipeline.queries import canned_queries, query_header
 from pipeline.resources import sql_dir
 from pipeline.warehouse import Warehouse
 from tests.support.lock_holder import holding
+from tests.support.waiting import read_line
 
 runner = CliRunner()
 
@@ -165,10 +167,11 @@ def test_sql_while_another_process_writes(warehouse: Warehouse) -> None:
         cwd=root,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
     )
     assert writer.stdin is not None and writer.stdout is not None
-    assert writer.stdout.readline().strip() == "started"
+    assert read_line(writer, 120, "'started' from the writer") == "started"
 
     def count() -> int:
         sql = "SELECT count(*) AS n FROM probe_results"
@@ -176,14 +179,20 @@ def test_sql_while_another_process_writes(warehouse: Warehouse) -> None:
         assert code == 0, out
         return int(out.splitlines()[1])
 
-    assert writer.stdout.readline().strip() == "paused"
+    assert read_line(writer, 120, "'paused' from the writer") == "paused"
     counts = [count()]  # mid-run, by handshake: no race with a fast writer
     writer.stdin.write("go\n")
     writer.stdin.close()
+    deadline = time.monotonic() + 120
     while writer.poll() is None:
+        assert time.monotonic() < deadline, "the writer did not finish its batches within 120s"
         counts.append(count())
-    assert writer.wait(timeout=120) == 0
+    status = writer.wait(timeout=60)
+    assert writer.stderr is not None
+    err = writer.stderr.read()
     writer.stdout.close()
+    writer.stderr.close()
+    assert status == 0, err
     counts.append(count())
     assert counts[0] == 150
     assert counts == sorted(counts) and len(counts) >= 2

@@ -241,8 +241,9 @@ def test_reader_succeeds_once_the_writer_lets_go(warehouse: Warehouse) -> None:
 
         thread = threading.Thread(target=read)
         thread.start()
-        started.wait(5)
-    thread.join(30)
+        assert started.wait(60), "the reader thread did not start within 60s"
+    thread.join(60)
+    assert not thread.is_alive(), "the reader did not finish within 60s of the writer letting go"
     assert result_box and result_box[0]["n"][0] == 0
 
 

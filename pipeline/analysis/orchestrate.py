@@ -378,9 +378,9 @@ def _cycles(
     seed: int,
 ) -> None:
     """Release joins, event studies, cycle tests, forecasts and vendor-wide incidents."""
-    all_onsets: list[datetime] = []
-    all_releases: list[date] = []
-    all_leads: list[float] = []
+    groups: list[tuple[list[datetime], list[date]]] = []
+    leads: dict[tuple[str, str], list[float]] = {}
+    cluster_p: dict[tuple[str, str], float] = {}
     span_lo = _ts(min(i.series.hours[0] for i in info.values()))
     span_hi = _ts(max(i.series.hours[-1] for i in info.values()))
     by_vendor: dict[str, dict[str, set[date]]] = {}
@@ -403,7 +403,7 @@ def _cycles(
                 release_date=rdate, onset_at=onset, lead_days=lead,
             )  # fmt: skip
             if lead is not None:
-                all_leads.append(lead)
+                leads.setdefault((provider, model), []).append(lead)
         _event_study(c, pi.series, provider, vendor, [d for d in rel_dates if d <= span_hi.date()])
         share, p, n = rc.clustering_test(onset_times, rel_dates, (span_lo, span_hi), seed=seed)
         c.add(
@@ -412,18 +412,19 @@ def _cycles(
             detail=f"share of {n} onsets within {rc.CLUSTER_WINDOW_DAYS} d before one of "
             f"{len(rel_dates)} releases; null: onsets at random dates in the span",
         )  # fmt: skip
-        all_onsets += onset_times
-        all_releases += rel_dates
-    pooled_share, pooled_p, pooled_n = rc.clustering_test(
-        all_onsets, sorted(set(all_releases)), (span_lo, span_hi), seed=seed
+        groups.append((onset_times, rel_dates))
+        cluster_p[(provider, model)] = p
+    pooled_share, pooled_p, pooled_n = rc.pooled_clustering_test(
+        groups, (span_lo, span_hi), seed=seed
     )
     c.add(
         "cycle_tests", provider=None, test="onsets_before_releases_pooled",
         statistic=_finite(pooled_share), pvalue=_finite(pooled_p), n=pooled_n,
-        detail="all providers pooled (releases of every vendor)",
+        detail="each provider's onsets against its own vendor's releases, summed over "
+        "the providers with onsets and releases",
     )  # fmt: skip
     _synchronization(c, info, span_lo, span_hi, seed)
-    _forecasts(c, info, vendors, releases, all_leads, pooled_p)
+    _forecasts(c, info, vendors, releases, leads, cluster_p)
     for inc in vendor_incidents(by_vendor):
         c.add(
             "vendor_incidents", vendor=inc.vendor,
@@ -477,11 +478,12 @@ def _forecasts(
     info: dict[tuple[str, str], _PhaseInfo],
     vendors: dict[tuple[str, str], str | None],
     releases: pl.DataFrame,
-    leads: list[float],
-    cluster_p: float,
+    leads: dict[tuple[str, str], list[float]],
+    cluster_p: dict[tuple[str, str], float],
 ) -> None:
-    """A next-release window for each provider that is degraded now. Recovery ends the
-    episode, and a release since the onset is the one a forecast would have named."""
+    """A next-release window for each provider that is degraded now, from that provider's
+    own lead times and clustering test (the ones the report shows beside it). Recovery
+    ends the episode, and a release since the onset is the one a forecast would have named."""
     for (provider, model), pi in info.items():
         if not pi.phases or pi.phases[-1].label != "degraded":
             continue
@@ -500,7 +502,8 @@ def _forecasts(
                 f"after this degradation began ({onset.date()})"
             ))  # fmt: skip
         else:
-            f = rc.forecast_release(onset, leads, cluster_p)
+            key = (provider, model)
+            f = rc.forecast_release(onset, leads.get(key, []), cluster_p.get(key, math.nan))
         c.add(
             "release_forecasts", provider=provider, vendor=vendor,
             expected_date=f.expected, window_lo=f.lo, window_hi=f.hi,

@@ -56,6 +56,7 @@ from pipeline.analysis.effects import (
 from pipeline.analysis.onset import lag1, ramp_fit
 
 __all__ = [
+    "MIN_BASELINE_HOURS",
     "Phase",
     "ProviderSeries",
     "Segment",
@@ -69,7 +70,7 @@ FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
 _ALPHA = 0.01
-_MIN_BASELINE_HOURS = 72
+MIN_BASELINE_HOURS = 72  # hours with short-context TTFT a baseline needs (3 days)
 _MIN_LATENCY = 0.05
 _MIN_PENALTY = 0.10
 _MIN_ERROR_RATIO = 1.5
@@ -248,7 +249,7 @@ def _baseline(s: ProviderSeries, edges: list[int]) -> tuple[int, int]:
         vals = vals[np.isfinite(vals)]
         if hi - lo > longest[1] - longest[0]:
             longest = (lo, hi)
-        if vals.size >= _MIN_BASELINE_HOURS:
+        if vals.size >= MIN_BASELINE_HOURS:
             level = float(np.median(vals))
             if best is None or level < best[0]:
                 best = (level, (lo, hi))
@@ -407,7 +408,7 @@ def _phase_groups(segments: list[Segment], s: ProviderSeries) -> list[list[Segme
     for i in range(len(groups) - 2, -1, -1):
         here, nxt = groups[i], groups[i + 1]
         same = (here[0].label, here[0].stage) == (nxt[0].label, nxt[0].stage)
-        short = here[-1].end - here[0].start < _MIN_BASELINE_HOURS
+        short = here[-1].end - here[0].start < MIN_BASELINE_HOURS
         if same and short and here[0].label == "degraded":
             groups[i : i + 2] = [here + nxt]
     return groups

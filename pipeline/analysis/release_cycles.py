@@ -6,14 +6,17 @@
 * Lead time per release: release date minus the latest onset in the 120 days before it.
 * Event study: daily TTFT from 120 days before to 60 after each release, relative to the
   pre-period (days -120..-61) median.
-* Clustering test: the share of onsets falling within 90 days before a release, against
-  the same number of onsets placed at random dates (uniform over the observed span,
-  Monte Carlo). Assumes onsets would be independent under the null. Few onsets cannot give
-  a small p-value, which is reported as such.
+* Clustering test: the share of onsets falling within 90 days before a release of the
+  provider's own vendor, against the same number of onsets placed at random dates (uniform
+  over the observed span, Monte Carlo). Assumes onsets would be independent under the null.
+  Few onsets cannot give a small p-value, which is reported as such. The pooled test counts
+  the same pairs: each provider's onsets against its own vendor's releases, summed over the
+  providers that have releases, so the per-provider counts add up to the pooled one.
 * Synchronization: for each pair of providers, the share of days both are degraded
   (Jaccard), against circular shifts of one series.
-* Forecast of the next release while a degradation is ongoing: onset + lead times seen so
-  far (prediction interval from their spread). Conclusive only with >= 3 observed lead
+* Forecast of the next release while a degradation is ongoing: onset + the provider's own
+  lead times seen so far (prediction interval from their spread), so the lead times shown
+  beside a forecast are the ones it rests on. Conclusive only with >= 3 observed lead
   times and a clustering p-value below 5 %; otherwise stated as inconclusive.
 """
 
@@ -34,6 +37,7 @@ __all__ = [
     "forecast_release",
     "lead_times",
     "onsets",
+    "pooled_clustering_test",
     "synchronization_test",
 ]
 
@@ -97,12 +101,14 @@ def event_study(
     ]
 
 
-def _share_before(onset_days: NDArray[np.float64], release_days: NDArray[np.float64]) -> float:
-    if onset_days.size == 0:
-        return float("nan")
-    gap = release_days[None, :] - onset_days[:, None]
-    hit = ((gap >= 0) & (gap <= CLUSTER_WINDOW_DAYS)).any(axis=1)
-    return float(hit.mean())
+def _hits(onset_days: NDArray[np.float64], release_days: NDArray[np.float64]) -> NDArray[np.int64]:
+    """Onsets within 90 days before a release, counted along the last axis."""
+    gap = release_days[None, :] - onset_days[..., None]
+    return np.asarray(((gap >= 0) & (gap <= CLUSTER_WINDOW_DAYS)).any(axis=-1).sum(axis=-1))
+
+
+def _days_after(t0: datetime, moments: list[datetime]) -> NDArray[np.float64]:
+    return np.array([(m - t0).total_seconds() / 86400 for m in moments])
 
 
 def clustering_test(
@@ -115,22 +121,39 @@ def clustering_test(
     """(share of onsets within 90 days before a release, p-value, number of onsets)."""
     if not onset_times or not releases:
         return float("nan"), float("nan"), len(onset_times)
+    return pooled_clustering_test([(onset_times, releases)], span, reps=reps, seed=seed)
+
+
+def pooled_clustering_test(
+    groups: list[tuple[list[datetime], list[date]]],
+    span: tuple[datetime, datetime],
+    reps: int = 2000,
+    seed: int = 0,
+) -> tuple[float, float, int]:
+    """The clustering test over several providers, each (onsets, its own vendor's releases).
+
+    Returns (share of the counted onsets within 90 days before a release of their own
+    vendor, p-value, onsets counted). Providers without onsets or releases are left out, so
+    the count is the sum of the per-provider counts that could be tested. The null places
+    every provider's onsets at random dates and counts them against that provider's releases.
+    """
+    testable = [(o, r) for o, r in groups if o and r]
+    if not testable:
+        return float("nan"), float("nan"), 0
     t0 = span[0]
     length = max((span[1] - t0).total_seconds() / 86400, 1.0)
-    on = np.array([(o - t0).total_seconds() / 86400 for o in onset_times])
-    tz = t0.tzinfo
-    rel = np.array(
-        [
-            (datetime(r.year, r.month, r.day, tzinfo=tz) - t0).total_seconds() / 86400
-            for r in releases
-        ]
-    )
-    observed = _share_before(on, rel)
     rng = np.random.default_rng(seed)
-    random_onsets = rng.uniform(0, length, size=(reps, on.size))
-    null = np.array([_share_before(r, rel) for r in random_onsets])
-    p = float((1 + np.sum(null >= observed - 1e-12)) / (reps + 1))
-    return observed, p, int(on.size)
+    observed, null, n = 0, np.zeros(reps, dtype=np.int64), 0
+    for onset_times, releases in testable:
+        on = _days_after(t0, onset_times)
+        rel = _days_after(
+            t0, [datetime(r.year, r.month, r.day, tzinfo=t0.tzinfo) for r in releases]
+        )
+        observed += int(_hits(on, rel))
+        null += _hits(rng.uniform(0, length, size=(reps, on.size)), rel)
+        n += on.size
+    p = float((1 + np.sum(null >= observed)) / (reps + 1))
+    return observed / n, p, n
 
 
 def synchronization_test(
@@ -166,8 +189,9 @@ def forecast_release(onset: datetime, leads: list[float], cluster_p: float) -> F
     lo = (onset + timedelta(days=mean - half)).date()
     hi = (onset + timedelta(days=mean + half)).date()
     conclusive = m >= 3 and math.isfinite(cluster_p) and cluster_p < 0.05
+    listed = ", ".join(f"{lead:.0f}" for lead in leads)
     basis = (
-        f"onset {onset.date()} + mean lead {mean:.0f} d (sd {sd:.0f} d, {m} releases), "
+        f"onset {onset.date()} + mean of lead times {listed} d = {mean:.0f} d (sd {sd:.0f} d), "
         f"80 % prediction interval; clustering p={cluster_p:.3g}"
     )
     if not conclusive:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from pipeline.commands.common import CONFIG_OPTION, DB_OPTION, fail, warehouse_from
+from pipeline.commands.common import CONFIG_OPTION, DB_OPTION, existing_warehouse, fail
 from pipeline.durations import DurationError, parse_duration
 from pipeline.warehouse import WarehouseError
 
@@ -52,8 +52,8 @@ def analyze(
         fail(str(exc), 2)
     if source is not None and source not in SOURCES:
         fail(f"--source: expected one of {', '.join(SOURCES)}, got {source!r}", 2)
+    warehouse = existing_warehouse(config, db)  # analysis adds tables, never a warehouse
     try:
-        warehouse = warehouse_from(config, db)
         analysis_id = run_analysis(warehouse, since=start, source=source, seed=seed)
         changes = phase_changes_since(warehouse, analysis_id)
     except WarehouseError as exc:

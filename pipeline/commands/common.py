@@ -17,9 +17,12 @@ __all__ = [
     "DB_OPTION",
     "DEFAULT_CONFIG",
     "DEFAULT_DB",
+    "existing_warehouse",
     "fail",
     "load_or_fail",
+    "missing_warehouse",
     "warehouse_from",
+    "warehouse_path",
 ]
 
 DEFAULT_CONFIG = Path("nerfwatch.toml")
@@ -50,14 +53,45 @@ def load_or_fail(path: Path | None, *, check_env: bool = True) -> Config:
         fail(str(exc), 2)
 
 
+def warehouse_path(config: Path | None, db: Path | None) -> tuple[Path, str]:
+    """The warehouse file a command should use, and where that choice came from (for
+    errors): --db, else the config's ``warehouse.path``, else the default."""
+    if db is not None:
+        return db, "--db"
+    if config is not None or DEFAULT_CONFIG.exists():
+        cfg = load_or_fail(config, check_env=False)
+        return cfg.warehouse.path, f"{cfg.path}: warehouse.path"
+    return DEFAULT_DB, "default warehouse"
+
+
 def warehouse_from(config: Path | None, db: Path | None) -> Warehouse:
-    """The warehouse a command should use: --db, else the config's, else the default.
+    """The warehouse a writing command uses (created with its folders if missing).
 
     ``NERFWATCH_LOCK_WAIT_S`` sets how long to wait for another process's lock (default 10).
     """
-    wait = float(os.environ.get("NERFWATCH_LOCK_WAIT_S", "10"))
-    if db is not None:
-        return Warehouse(db, lock_wait_s=wait)
-    if config is not None or DEFAULT_CONFIG.exists():
-        return Warehouse(load_or_fail(config, check_env=False).warehouse.path, lock_wait_s=wait)
-    return Warehouse(DEFAULT_DB, lock_wait_s=wait)
+    return _open(warehouse_path(config, db)[0])
+
+
+def existing_warehouse(config: Path | None, db: Path | None) -> Warehouse:
+    """The warehouse a reading command uses; a missing file exits with status 2.
+
+    Opening a missing DuckDB file would create an empty warehouse (and its folders), so a
+    mistyped path would quietly answer from nothing.
+    """
+    path, origin = warehouse_path(config, db)
+    if not path.is_file():
+        missing_warehouse(path, origin)
+    return _open(path)
+
+
+def missing_warehouse(path: Path, origin: str) -> NoReturn:
+    """Exit 2 naming the missing warehouse file and where its path came from."""
+    fail(
+        f"{origin}: no warehouse at {path} (reading commands never create one; "
+        "`nerfwatch run`, `probe` or `demo` do)",
+        2,
+    )
+
+
+def _open(path: Path) -> Warehouse:
+    return Warehouse(path, lock_wait_s=float(os.environ.get("NERFWATCH_LOCK_WAIT_S", "10")))

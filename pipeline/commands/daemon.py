@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
@@ -10,9 +11,19 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from pipeline.commands.common import CONFIG_OPTION, fail, load_or_fail
+from pipeline.commands.common import (
+    CONFIG_OPTION,
+    DB_OPTION,
+    DEFAULT_CONFIG,
+    fail,
+    load_or_fail,
+    missing_warehouse,
+    warehouse_path,
+)
+from pipeline.config_types import Config, WarehouseConfig
 from pipeline.daemon import Daemon, DaemonError
 from pipeline.daemon.logs import setup_logging
+from pipeline.daemon.spool import pending_lines
 from pipeline.daemon.status import DaemonStatus, gather_status
 
 __all__ = ["register"]
@@ -25,11 +36,11 @@ def run(config: Path | None = CONFIG_OPTION, log_level: str = _LOG_LEVEL) -> Non
     cfg = load_or_fail(config)
     if log_level.upper() not in ("DEBUG", "INFO", "WARNING", "ERROR"):
         fail(f"--log-level: expected DEBUG, INFO, WARNING or ERROR, got {log_level!r}", 2)
-    setup_logging(log_level.upper())
+    setup_logging(log_level.upper(), secrets=cfg.secret_values())
     try:
         asyncio.run(Daemon(cfg).run())
     except DaemonError as exc:
-        fail(str(exc), 1)
+        fail(str(exc), exc.exit_code)
 
 
 def _when(value: datetime | None) -> str:
@@ -53,6 +64,13 @@ def _print_status(status: DaemonStatus) -> None:
         )
     console.print(table)
     console.print(f"spool depth: {status.spool_depth} rows waiting for the warehouse")
+    if status.quarantined:
+        console.print(
+            f"quarantined: {status.quarantined} spool lines could not be stored"
+            " (see table quarantined_rows)"
+        )
+    if status.rows_lost:
+        console.print(f"lost: {status.rows_lost} results could not be spooled (disk errors)")
     console.print(f"daemon: last event {status.last_event or 'none recorded'}")
     for note in status.notes:
         console.print(f"note: {note}")
@@ -60,9 +78,22 @@ def _print_status(status: DaemonStatus) -> None:
         console.print(f"warehouse unavailable, spool only: {status.warehouse_error}")
 
 
-def status(config: Path | None = CONFIG_OPTION) -> None:
+def _status_config(config: Path | None, warehouse: Path) -> Config:
+    """The config's providers and spool with ``warehouse``; without a config, the providers
+    found in the warehouse and the spool beside it (the layout ``init`` and ``demo`` use)."""
+    if config is not None or DEFAULT_CONFIG.exists():
+        cfg = load_or_fail(config, check_env=False)
+        return replace(cfg, warehouse=replace(cfg.warehouse, path=warehouse))
+    spool = warehouse.parent / "spool"
+    return Config(None, WarehouseConfig(warehouse, spool), providers=(), probes=())
+
+
+def status(config: Path | None = CONFIG_OPTION, db: Path | None = DB_OPTION) -> None:
     """Per provider: last probe, last error, today's spend; plus the spool depth."""
-    cfg = load_or_fail(config, check_env=False)
+    path, origin = warehouse_path(config, db)
+    cfg = _status_config(config, path)
+    if not path.is_file() and pending_lines(cfg.warehouse.spool_dir) == 0:
+        missing_warehouse(path, origin)  # nothing flushed and nothing waiting: a wrong path
     _print_status(gather_status(cfg))
 
 

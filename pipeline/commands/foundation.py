@@ -10,8 +10,15 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from pipeline.commands.common import CONFIG_OPTION, DB_OPTION, fail, load_or_fail, warehouse_from
-from pipeline.plan import plan_rows, provider_totals
+from pipeline.commands.common import (
+    CONFIG_OPTION,
+    DB_OPTION,
+    existing_warehouse,
+    fail,
+    load_or_fail,
+    warehouse_from,
+)
+from pipeline.plan import format_runs, plan_rows, provider_totals
 from pipeline.queries import QueryError, canned_queries, resolve_sql
 from pipeline.releases import (
     Release,
@@ -60,23 +67,21 @@ def config_check(
         "provider",
         "probe",
         "task",
-        "context",
+        "prompt",
         "schedule",
         "runs/day",
         "≤ tokens/day",
         "≤ USD/day",
     ):
-        table.add_column(
-            column, justify="right" if "/" in column or column == "context" else "left"
-        )
+        table.add_column(column, justify="right" if "/" in column or column == "prompt" else "left")
     for row in plan_rows(cfg):
         table.add_row(
             row.provider,
             row.probe,
             row.task,
-            f"{row.context_tokens:,}",
+            f"{row.prompt_tokens:,}",
             row.schedule,
-            f"{row.runs_per_day:,.1f}",
+            format_runs(row.runs_per_day),
             f"{row.tokens_per_day:,.0f}",
             f"{row.cost_per_day_usd:,.2f}",
         )
@@ -84,7 +89,7 @@ def config_check(
     for total in provider_totals(cfg):
         cap = f" (cap {total.cap_cost_usd:.2f} USD)" if total.cap_cost_usd else ""
         console.print(
-            f"{total.provider}: {total.runs_per_day:,.0f} runs/day, "
+            f"{total.provider}: {format_runs(total.runs_per_day)} runs/day, "
             f"≤ {total.tokens_per_day:,.0f} tokens/day, "
             f"≤ {total.cost_per_day_usd:,.2f} USD/day{cap}"
         )
@@ -118,9 +123,10 @@ def sql(
         fail(f"--format: expected one of {', '.join(FORMATS)}, got {fmt!r}", 2)
     if query is None:
         fail("give SQL text, a .sql file or a canned query name (see --list)", 2)
+    warehouse = existing_warehouse(config, db)
     try:
         text = resolve_sql(query)
-        frame = warehouse_from(config, db).query(text)
+        frame = warehouse.query(text)
         write_frame(frame, fmt, out)
     except (QueryError, SqlError, ValueError) as exc:
         fail(str(exc), 2)
@@ -136,8 +142,11 @@ def releases_list(
     db: Path | None = DB_OPTION,
 ) -> None:
     """List known model releases, newest first."""
+    warehouse = existing_warehouse(config, db)
     try:
-        write_frame(list_releases(warehouse_from(config, db), vendor), fmt, None)
+        write_frame(list_releases(warehouse, vendor), fmt, None)
+    except ReleaseError as exc:
+        fail(f"--vendor: {exc}", 2)
     except WarehouseError as exc:
         fail(str(exc))
 

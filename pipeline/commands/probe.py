@@ -15,14 +15,18 @@ from rich.table import Table
 
 from pipeline.commands.common import CONFIG_OPTION, DB_OPTION, fail, load_or_fail, warehouse_from
 from pipeline.config import parse_context
+from pipeline.config_checker import did_you_mean
 from pipeline.config_types import Config, ProbeConfig, ProviderConfig
-from pipeline.warehouse import WarehouseError
+from pipeline.daemon.state import learned_chars_per_token
+from pipeline.warehouse import Warehouse, WarehouseError
 from probes.result import ProbeResult
 from probes.runner import run_probe
 from probes.sizing import CharsPerToken
 from probes.tasks import FAMILIES
 
-__all__ = ["register"]
+__all__ = ["ALL_FAILED_EXIT", "register"]
+
+ALL_FAILED_EXIT = 3  # every probe failed: the rows are stored, the provider did not answer
 
 _SHOWN = (
     "run_id", "provider", "model", "reported_model", "probe", "task_family",
@@ -62,10 +66,17 @@ def select_probes(
 
 
 async def run_now(
-    provider: ProviderConfig, probes: list[ProbeConfig], repeat: int, site: str | None
+    provider: ProviderConfig,
+    probes: list[ProbeConfig],
+    repeat: int,
+    site: str | None,
+    learned: dict[str, float] | None = None,
 ) -> list[ProbeResult]:
-    """Each probe ``repeat`` times, one after another (no concurrency: honest latency)."""
-    estimator = CharsPerToken(provider.chars_per_token)
+    """Each probe ``repeat`` times, one after another (no concurrency: honest latency).
+
+    ``learned``: characters per token per family from earlier runs (the warehouse).
+    """
+    estimator = CharsPerToken(provider.chars_per_token, learned)
     rows: list[ProbeResult] = []
     async with httpx.AsyncClient() as client:
         for probe in probes:
@@ -76,6 +87,17 @@ async def run_now(
                     )
                 )
     return rows
+
+
+def _learned(warehouse: Warehouse) -> dict[str, dict[str, float]]:
+    """What earlier runs learned about prompt sizing; nothing when it cannot be read."""
+    if not warehouse.path.is_file():
+        return {}
+    try:
+        warehouse.migrate()  # an older warehouse gains the prompt_chars column first
+        return learned_chars_per_token(warehouse)
+    except WarehouseError:  # SqlError too
+        return {}
 
 
 def _show_rows(rows: list[ProbeResult]) -> None:
@@ -127,12 +149,18 @@ def probe(
     config: Path | None = CONFIG_OPTION,
     db: Path | None = DB_OPTION,
 ) -> None:
-    """Run probes against PROVIDER now, store them in the warehouse and print them."""
+    """Run probes against PROVIDER now, store them in the warehouse and print them.
+
+    Exits 0 when at least one probe got an answer, 3 when every probe failed (the
+    failures are stored too), 2 on bad input and 1 when the rows could not be stored.
+    """
     cfg = load_or_fail(config, check_env=False)  # only this provider's key matters here
     try:
         chosen = cfg.provider(provider)
     except KeyError:
-        fail(f"unknown provider {provider!r}; configured: {[p.name for p in cfg.providers]}", 2)
+        names = [p.name for p in cfg.providers]
+        hint = did_you_mean(provider, names)
+        fail(f"{cfg.path}: unknown provider {provider!r} (configured: {', '.join(names)}){hint}", 2)
     if chosen.api_key_env and not chosen.api_key():
         fail(f"environment variable {chosen.api_key_env} (API key of {provider}) is not set", 2)
     if task is not None and task not in FAMILIES:
@@ -142,18 +170,28 @@ def probe(
     except ValueError as exc:
         fail(f"--context: {exc}: {context!r} (expected e.g. 8k, 32000, 1m)", 2)
     probes = select_probes(cfg, chosen, task, size)
-    rows = asyncio.run(run_now(chosen, probes, repeat, cfg.warehouse.probe_site))
+    for p in probes:  # --context must respect max_context as the config's probes do
+        if p.context_tokens + p.max_output_tokens > chosen.max_context:
+            fail(
+                f"--context: {p.context_tokens:,} + max_output_tokens {p.max_output_tokens:,} "
+                f"exceeds provider {provider!r} max_context {chosen.max_context:,}",
+                2,
+            )
+    warehouse = warehouse_from(config, db)
+    learned = _learned(warehouse).get(chosen.name)
+    rows = asyncio.run(run_now(chosen, probes, repeat, cfg.warehouse.probe_site, learned))
     if repeat > 1:
         _show_summary(rows)
     else:
         _show_rows(rows)
     try:
-        warehouse = warehouse_from(config, db)
         warehouse.migrate()
         warehouse.insert_rows("probe_results", [r.as_row() for r in rows], key="run_id")
     except WarehouseError as exc:
         fail(f"rows not stored: {exc}", 1)
     typer.echo(f"stored {len(rows)} row(s) in {warehouse.path}")
+    if all(r.error_class != "ok" for r in rows):
+        fail(f"every probe of {provider} failed (exit {ALL_FAILED_EXIT})", ALL_FAILED_EXIT)
 
 
 def register(app: typer.Typer) -> None:

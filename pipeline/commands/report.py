@@ -10,23 +10,23 @@ from pipeline.commands.common import (
     CONFIG_OPTION,
     DB_OPTION,
     DEFAULT_CONFIG,
+    existing_warehouse,
     fail,
     load_or_fail,
-    warehouse_from,
 )
+from pipeline.config_types import Config
 from pipeline.warehouse import WarehouseError
+from probes.secrets import Secrets
 
 __all__ = ["register"]
 
 DEFAULT_OUT = Path("nerfwatch-data/reports")
 
 
-def _out_dir(out: Path | None, config: Path | None) -> Path:
-    if out is not None:
-        return out
+def _config(config: Path | None) -> Config | None:
     if config is not None or DEFAULT_CONFIG.exists():
-        return load_or_fail(config, check_env=False).report.out_dir
-    return DEFAULT_OUT
+        return load_or_fail(config, check_env=False)
+    return None
 
 
 def report(
@@ -51,11 +51,12 @@ def report(
         chosen = parse_week(week) if week else None
     except ValueError as exc:
         fail(f"--week: {exc}", 2)
-    warehouse = warehouse_from(config, db)
-    if db is not None and not db.exists():
-        fail(f"--db: {db} does not exist", 2)
+    warehouse = existing_warehouse(config, db)
+    cfg = _config(config)
+    out_dir = out or (cfg.report.out_dir if cfg else DEFAULT_OUT)
+    secrets = Secrets(cfg.secret_values() if cfg else ())  # keys echoed into stored text
     try:
-        path = render_report(warehouse, _out_dir(out, config), week=chosen)
+        path = render_report(warehouse, out_dir, week=chosen, secrets=secrets)
     except WarehouseError as exc:
         fail(str(exc), 1)
     except OSError as exc:

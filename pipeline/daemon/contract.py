@@ -35,7 +35,14 @@ class ProbeFunction(Protocol):
 
 
 class DaemonError(Exception):
-    """The daemon cannot start (spool in use, unusable paths)."""
+    """The daemon cannot start (spool in use, unusable paths).
+
+    ``exit_code`` is 2 when the config asks for what cannot be had (bad input), else 1.
+    """
+
+    def __init__(self, message: str, exit_code: int = 1) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +73,7 @@ class DaemonStats:
     done: int = 0
     skipped: Counter[str] = field(default_factory=Counter)
     aborted: int = 0
-    lost: int = 0  # rows the spool refused (disk errors); logged as errors
+    lost: int = 0  # rows the spool refused and memory could not hold (see HeldRows)
     flushes: int = 0
     busy_flushes: int = 0
     flushed_rows: int = 0

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 import logging
 import os
 import socket
@@ -31,11 +32,12 @@ from pipeline.daemon.caps import Caps
 from pipeline.daemon.contract import DaemonStats, DaemonTuning, ProbeFunction
 from pipeline.daemon.flush_process import FlushProcess
 from pipeline.daemon.flusher import Flusher, RowWriter
+from pipeline.daemon.held_rows import HeldRows
 from pipeline.daemon.metrics import Metrics
 from pipeline.daemon.rows import bare_row
 from pipeline.daemon.schedule import JobSpec
-from pipeline.daemon.segment_writer import SegmentWriter
-from pipeline.daemon.spool import Spool, SpoolError
+from pipeline.daemon.segment_writer import EVENT_TABLE, SPOOL_TABLE, SegmentWriter
+from pipeline.daemon.spool import Spool
 from pipeline.daemon.workers import ProbeWorkers
 from pipeline.warehouse import Warehouse
 from probes.ids import new_run_id
@@ -51,7 +53,7 @@ log = logging.getLogger("nerfwatch.daemon")
 class InFlight:
     key: str
     task: asyncio.Task[Any]
-    phase: str = "waiting"  # waiting (for a cap) | probing | persisting
+    phase: str = "waiting"  # waiting (for a cap) | probing | persisting | persisted
 
 
 def _default_probe_fn() -> ProbeFunction:
@@ -88,6 +90,7 @@ class DaemonCore:
         self.stats = DaemonStats(session_id=new_run_id())
         self.metrics = Metrics()
         self.spool = Spool(config.warehouse.spool_dir)
+        self.held_rows = HeldRows(self.spool)
         self.flusher = Flusher(self.spool, self._row_writer())
         self.budget = BudgetGuard(config.budget, long_share=self.tuning.long_budget_share)
         self.alerts = AlertEvaluator(config.alerts)
@@ -106,6 +109,7 @@ class DaemonCore:
         self._flush_wake = asyncio.Event()
         self._unflushed = 0  # rows spooled since the last flush started
         self._flush_deferred = False  # a reader holds the file: wait out the back-off
+        self._flush_failure: str | None = None  # why flushes fail, while they do
         self._scheduler: AsyncIOScheduler | None = None
         self._client: httpx.AsyncClient | None = None
         self._caps: Caps | None = None
@@ -136,12 +140,10 @@ class DaemonCore:
         await self._persist(self._bare_row(spec, when, "skipped", reason))
 
     async def _persist(self, result: ProbeResult) -> None:
-        """Durably append one row; only then does it count."""
-        try:
-            await self.spool.append(result.to_json())
-        except SpoolError as exc:
-            self.stats.lost += 1
-            log.error("row %s for %s could not be spooled: %s", result.run_id, result.provider, exc)
+        """Durably append one row (or hold it while the spool refuses it); only then
+        does it count."""
+        if not await self.held_rows.append(result.to_json()):
+            self.stats.lost = self.held_rows.lost
             return
         self._unflushed += 1
         if self._unflushed >= self.tuning.flush_max_rows and not self._flush_deferred:
@@ -154,17 +156,25 @@ class DaemonCore:
             self.stats.skipped[result.skip_reason or "unknown"] += 1
 
     def _record_event(self, kind: str, detail: str | None) -> None:
+        """Spool a lifecycle event in the background (see ``_spool_event``)."""
+        self._spawn(self._spool_event(kind, detail))
+
+    async def _spool_event(self, kind: str, detail: str | None) -> None:
+        """Lifecycle events go through the spool like probe rows: a session that started
+        has its start event on disk, whatever happens to the process afterwards."""
         row = {
+            SPOOL_TABLE: EVENT_TABLE,
             "event_id": new_run_id(),
             "session_id": self.stats.session_id,
-            "occurred_at": datetime.now(UTC),
+            "occurred_at": datetime.now(UTC).isoformat(),
             "kind": kind,
             "detail": detail,
             "host": socket.gethostname(),
             "pid": os.getpid(),
             "nerfwatch_version": NERFWATCH_VERSION,
+            "rows_lost": self.held_rows.lost,
         }
-        self.flusher.add_side_rows("daemon_events", [row], key="event_id")
+        await self.held_rows.append(json.dumps(row, sort_keys=True))
 
     def _spawn(self, coro: Awaitable[Any]) -> None:
         task = asyncio.ensure_future(coro)

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 
 from pipeline.daemon.core import DaemonCore
 from pipeline.daemon.flusher import FlushOutcome
 
 __all__ = ["Flushing"]
+
+log = logging.getLogger("nerfwatch.daemon")
 
 
 class Flushing(DaemonCore):
@@ -32,11 +35,12 @@ class Flushing(DaemonCore):
                 self._record_event("heartbeat", None)
                 last_heartbeat = time.monotonic()
             self._unflushed = 0
+            await self.held_rows.retry()
             outcome = await self.flush()
             last_flush = time.monotonic()
             interval = self.config.daemon.flush_interval_s
             self._flush_deferred = outcome.busy
-            if outcome.busy:
+            if outcome.busy or outcome.error:
                 delay = min(max(delay * 2, interval), self.tuning.flush_backoff_max_s)
             else:
                 delay = interval
@@ -57,7 +61,17 @@ class Flushing(DaemonCore):
     async def flush(self) -> FlushOutcome:
         """Move the spool into the warehouse now (a worker thread hands the sealed
         segments to the writer and waits for it)."""
-        outcome = await asyncio.to_thread(self.flusher.flush_once)
+        try:
+            outcome = await asyncio.to_thread(self.flusher.flush_once)
+        except Exception as exc:  # e.g. the spool directory failing: retried, never fatal
+            if self._flush_failure is None:
+                log.error("flush failed, retrying with back-off: %s", exc)
+            self._flush_failure = str(exc)
+            outcome = FlushOutcome(error=str(exc))
+        else:
+            if self._flush_failure is not None and outcome.error is None:
+                log.info("flushing works again")
+                self._flush_failure = None
         self._account_flush(outcome)
         return outcome
 

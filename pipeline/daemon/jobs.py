@@ -116,10 +116,13 @@ class Scheduling(JobRunning):
             with contextlib.suppress(JobLookupError):
                 self._scheduler.remove_job(REPORT_JOB_ID)
 
-    async def run_weekly_report(self) -> Path | None:
-        """The weekly job: analysis, report, phase-change alerts and the report's link."""
+    async def run_weekly_report(self, now: datetime | None = None) -> Path | None:
+        """The weekly job: analysis, report, phase-change alerts and the report's link.
+
+        ``now`` (default: the wall clock) picks the report's week; tests pin it.
+        """
         try:
-            outcome = await asyncio.to_thread(analyse_and_render, self.config, self.reading())
+            outcome = await asyncio.to_thread(analyse_and_render, self.config, self.reading(), now)
         except Exception as exc:  # a report failure must not stop probing
             log.error("weekly report failed: %s: %s", type(exc).__name__, exc)
             return None

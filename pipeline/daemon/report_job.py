@@ -13,6 +13,7 @@ import logging
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -94,7 +95,9 @@ def _phase_changes(warehouse: Warehouse, analysis_id: object) -> list[PhaseChang
     return out
 
 
-def analyse_and_render(config: Config, paused: AbstractContextManager[None]) -> WeeklyOutcome:
+def analyse_and_render(
+    config: Config, paused: AbstractContextManager[None], now: datetime | None = None
+) -> WeeklyOutcome:
     """Blocking: refresh the analysis tables, render the report, list phase changes."""
     render = _function(_RENDER, "render_weekly")
     if render is None:
@@ -105,7 +108,7 @@ def analyse_and_render(config: Config, paused: AbstractContextManager[None]) -> 
     with paused:
         if analyse is not None:
             changes = _phase_changes(warehouse, analyse(warehouse))
-        path = Path(render(config))
+        path = Path(render(config, now=now))
     link_fn = _function(_RENDER, "report_link")
     link = str(link_fn(config, path)) if link_fn is not None else str(path.resolve())
     return WeeklyOutcome(path, link, changes)

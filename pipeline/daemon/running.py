@@ -3,7 +3,9 @@
 A probe cut off by shutdown while it waited for a slot leaves a ``skipped`` row; one cut
 off while probing leaves an ``aborted`` row (and counts its reservation as spent, since
 the provider may have billed it); a bug in the probe function leaves an ``aborted`` row
-with reason ``internal_error`` and does not stop the schedule.
+with reason ``internal_error`` and does not stop the schedule. Once a run's row is in
+the spool, a failure in the bookkeeping after it (usage, metrics, alerts) is logged and
+never adds a second row.
 """
 
 from __future__ import annotations
@@ -75,11 +77,12 @@ class JobRunning(Flushing):
                 entry.phase = "probing"
                 result = await self._call_probe(spec)
             entry.phase = "persisting"
-            used = result_usage(spec.provider, result)
+            used = result_usage(spec.provider, result)  # fills cost_usd: before the append
             await self._persist(result)
+            entry.phase = "persisted"  # from here on this run has its row
             self._after_result(result)
         except asyncio.CancelledError:
-            if entry.phase == "persisting":
+            if entry.phase in ("persisting", "persisted"):
                 return  # the shielded spool append completes on its own
             if entry.phase == "probing":
                 used = Spend(reservation.tokens, reservation.cost_usd)  # may have been billed
@@ -88,6 +91,14 @@ class JobRunning(Flushing):
                 row = self._bare_row(spec, planned, "skipped", "shutdown")
             await self._persist(row)
         except Exception as exc:  # a bug in the probe function must not kill the schedule
+            if entry.phase == "persisted":  # one run, one row: never a second, aborted one
+                log.error(
+                    "after spooling its row, run %s raised %s: %s",
+                    spec.key,
+                    type(exc).__name__,
+                    exc,
+                )
+                return
             log.error("probe %s raised %s: %s", spec.key, type(exc).__name__, exc)
             row = self._bare_row(spec, datetime.now(UTC), "aborted", "internal_error")
             row.error_detail = type(exc).__name__

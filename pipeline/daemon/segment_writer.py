@@ -13,15 +13,17 @@ the insert then skips, so each acknowledged result is stored exactly once.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import hashlib
 import json
 import logging
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -29,15 +31,15 @@ import duckdb
 import polars as pl
 
 from pipeline.daemon.spool import read_segment, remove_segments
-from pipeline.warehouse import Warehouse, WarehouseError, insert_new_sql
-from probes.result import ProbeResult
+from pipeline.warehouse import Warehouse, WarehouseBusy, WarehouseError, insert_new_sql
+from probes.result import ProbeResult, clamp_row
 
 __all__ = ["PROBE_SCHEMA", "FlushBatch", "SegmentWriter", "SideRows", "Written", "probe_frame"]
 
 log = logging.getLogger(__name__)
 
 _CHUNK_ROWS = 5_000
-REJECTED = "rejected.jsonl"
+QUARANTINE_TABLE = "quarantined_rows"
 
 
 def _polars_type(annotation: str) -> pl.DataType:
@@ -71,11 +73,42 @@ def _duckdb_type(dtype: pl.DataType) -> str:
     ]
 
 
-_COLUMNS = ", ".join(f"'{name}': '{_duckdb_type(t)}'" for name, t in PROBE_SCHEMA.items())
+SPOOL_TABLE = "spool_table"  # marks a spool line that is not a probe row (see EVENT_TABLE)
+EVENT_TABLE = "daemon_events"
+EVENT_SCHEMA: dict[str, str] = {
+    "event_id": "VARCHAR",
+    "session_id": "VARCHAR",
+    "occurred_at": "TIMESTAMPTZ",
+    "kind": "VARCHAR",
+    "detail": "VARCHAR",
+    "host": "VARCHAR",
+    "pid": "INTEGER",
+    "nerfwatch_version": "VARCHAR",
+    "rows_lost": "BIGINT",
+}
+
+
+def _read_json(columns: dict[str, str]) -> str:
+    """A reader of spool files for ``columns``, plus the marker column (keys a line does
+    not have read as NULL; keys it has beyond these are ignored)."""
+    listed = ", ".join(
+        f"'{name}': '{kind}'" for name, kind in {**columns, SPOOL_TABLE: "VARCHAR"}.items()
+    )
+    return f"read_json(?, format = 'newline_delimited', columns = {{{listed}}})"
+
+
+_PROBE_COLUMNS = {name: _duckdb_type(t) for name, t in PROBE_SCHEMA.items()}
 _INSERT_JSON = insert_new_sql(
     "probe_results",
-    f"SELECT * FROM read_json(?, format = 'newline_delimited', columns = {{{_COLUMNS}}})",
+    f"SELECT * EXCLUDE ({SPOOL_TABLE}) FROM {_read_json(_PROBE_COLUMNS)} "
+    f"WHERE {SPOOL_TABLE} IS NULL",
     key="run_id",
+)
+_INSERT_EVENTS_JSON = insert_new_sql(
+    EVENT_TABLE,
+    f"SELECT * EXCLUDE ({SPOOL_TABLE}) FROM {_read_json(EVENT_SCHEMA)} "
+    f"WHERE {SPOOL_TABLE} = '{EVENT_TABLE}'",
+    key="event_id",
 )
 
 
@@ -127,12 +160,48 @@ class Written:
 
 
 class _BadSpoolData(Exception):
-    """DuckDB could not parse a spool segment (corruption, not a torn tail)."""
+    """DuckDB could not take a segment's rows as they are (corruption, an unstorable value)."""
+
+
+# Errors that come from the rows themselves, not from the file or the lock: such a row is
+# quarantined. Anything else (I/O, a full disk) fails the flush and the spool keeps it all.
+_ROW_ERRORS: tuple[type[BaseException], ...] = (
+    duckdb.DataError,
+    duckdb.IntegrityError,
+    duckdb.InvalidInputException,
+    pl.exceptions.PolarsError,
+    TypeError,
+    ValueError,
+    OverflowError,
+)
+
+
+def _is_row_problem(exc: BaseException) -> bool:
+    if isinstance(exc, WarehouseBusy):
+        return False
+    if isinstance(exc, WarehouseError):
+        return isinstance(exc.__cause__, _ROW_ERRORS)
+    return isinstance(exc, _ROW_ERRORS)
+
+
+@dataclass(frozen=True, slots=True)
+class _Line:
+    """One decoded spool line and where it came from (for quarantine)."""
+
+    text: str
+    row: dict[str, Any]
+    segment: str
 
 
 class SegmentWriter:
     """Spool segments → warehouse; raises ``WarehouseBusy``/``WarehouseError`` and then
-    leaves every segment in place."""
+    leaves every segment in place.
+
+    A line that cannot become a row never blocks the lines behind it: it goes to the
+    ``quarantined_rows`` table (``sql/schema/007_quarantine.sql``), kept verbatim and
+    counted by ``nerfwatch status``. The table lives in the warehouse, so draining the
+    spool writes nothing to the spool's own file system, which may be full.
+    """
 
     def __init__(self, warehouse: Warehouse, spool_dir: Path) -> None:
         self.warehouse = warehouse
@@ -142,17 +211,19 @@ class SegmentWriter:
         """Insert the batch under one hold of the file, then delete its segments."""
         cpu = time.process_time()
         existing = [p for p in batch.paths if p.exists()]
-        counts = [(p, self._complete_lines(p)) for p in existing]
+        quarantine: list[dict[str, Any]] = []
+        counts = [(p, self._complete_lines(p, quarantine)) for p in existing]
         live = [p for p, lines in counts if lines > 0]
         rows = sum(lines for _, lines in counts)
         held = 0.0
         inserted = 0
-        if live or batch.side:
+        if live or batch.side or quarantine:
             held = time.perf_counter()
             session = self.warehouse.connect() if self.warehouse.resident else nullcontext()
             with session:  # a resident warehouse: nested writes share this attach
-                inserted = self._insert(live)
+                inserted = self._insert(live, quarantine)
                 self._insert_side(batch.side)
+                self._quarantine(quarantine)
             held = time.perf_counter() - held
         remove_segments(self.spool_dir, existing)
         return Written(rows, inserted, held, time.perf_counter(), time.process_time() - cpu)
@@ -163,62 +234,119 @@ class SegmentWriter:
     def close(self) -> None:
         self.warehouse.close()
 
-    def _insert(self, live: list[Path]) -> int:
+    def _insert(self, live: list[Path], quarantine: list[dict[str, Any]]) -> int:
         """Insert every row of ``live`` in one statement (line by line if DuckDB balks)."""
         if not live:
             return 0
         try:
             return self._insert_json(live)
         except _BadSpoolData as exc:
-            log.error("spool data DuckDB cannot parse (%s); inserting line by line", exc)
-            return self._insert_lines(live)
+            log.error("spool rows DuckDB cannot take as they are (%s); inserting one by one", exc)
+            return self._insert_lines(live, quarantine)
 
-    def _complete_lines(self, path: Path) -> int:
-        """Cut a torn tail (a write interrupted by a crash) off a sealed segment."""
+    def _complete_lines(self, path: Path, quarantine: list[dict[str, Any]]) -> int:
+        """Cut a torn tail (a write interrupted by a crash) off a sealed segment.
+
+        Truncating needs no free space; the tail (never acknowledged) is kept in the
+        quarantine table, not in a file beside the spool.
+        """
         data = path.read_bytes()
         end = data.rfind(b"\n") + 1
         if end < len(data):
-            self._reject(path, data[end:].decode("utf-8", "replace"))
+            tail = data[end:].decode("utf-8", "replace")
+            log.error("spool segment %s ends with a torn line; quarantined", path.name)
+            quarantine.append(_quarantine_row(tail, "torn_tail", path.name, None))
             with open(path, "r+b") as fh:
                 fh.truncate(end)
                 os.fsync(fh.fileno())
         return data.count(b"\n")
 
     def _insert_json(self, paths: list[Path]) -> int:
-        """DuckDB reads the JSON lines itself: no per-row Python work.
-
-        One auto-committed statement is one transaction.
-        """
+        """DuckDB reads the JSON lines itself: no per-row Python work. One transaction."""
+        files = [str(p) for p in paths]
         with self.warehouse.connect() as con:
             con.execute("SET threads = 1")  # a flush is small: one thread spends the least CPU
             try:
-                result = con.execute(_INSERT_JSON, [[str(p) for p in paths]]).fetchall()
+                con.execute("BEGIN TRANSACTION")
+                result = con.execute(_INSERT_JSON, [files]).fetchall()
+                con.execute(_INSERT_EVENTS_JSON, [files]).fetchall()
+                con.execute("COMMIT")
             except duckdb.Error as exc:
-                if isinstance(exc, (duckdb.InvalidInputException, duckdb.ConversionException)):
+                with contextlib.suppress(duckdb.Error):
+                    con.execute("ROLLBACK")
+                if isinstance(exc, _ROW_ERRORS):
                     raise _BadSpoolData(str(exc).splitlines()[0]) from exc
                 raise WarehouseError(f"insert into probe_results failed: {exc}") from exc
         return int(result[0][0]) if result else 0
 
-    def _insert_lines(self, paths: list[Path]) -> int:
-        """Slow path: decode in Python, set undecodable lines aside."""
-        rows: list[dict[str, Any]] = []
+    def _insert_lines(self, paths: list[Path], quarantine: list[dict[str, Any]]) -> int:
+        """Slow path: decode in Python, set unstorable numbers to NULL (``clamp_row``),
+        insert in chunks, and narrow a failing chunk down to the rows to quarantine."""
+        probes: list[_Line] = []
+        events: list[_Line] = []
         for path in paths:
-            for line in read_segment(path):
+            for text in read_segment(path):
                 try:
-                    rows.append(json.loads(line))
+                    row = json.loads(text)
+                    if not isinstance(row, dict):
+                        raise ValueError("not a JSON object")
                 except ValueError:
-                    self._reject(path, line)
+                    log.error("spool line in %s is not valid JSON; quarantined", path.name)
+                    quarantine.append(_quarantine_row(text, "invalid_json", path.name, None))
+                    continue
+                if row.get(SPOOL_TABLE) == EVENT_TABLE:
+                    events.append(_Line(text, row, path.name))
+                else:
+                    probes.append(_Line(text, clamp_row(row), path.name))
         inserted = 0
-        for start in range(0, len(rows), _CHUNK_ROWS):
-            frame = probe_frame(rows[start : start + _CHUNK_ROWS])
-            inserted += self.warehouse.insert_frame("probe_results", frame, key="run_id")
+        for start in range(0, len(probes), _CHUNK_ROWS):
+            chunk = probes[start : start + _CHUNK_ROWS]
+            inserted += self._insert_or_quarantine(chunk, self._insert_probes, quarantine)
+        self._insert_or_quarantine(events, self._insert_events, quarantine)
         return inserted
 
-    def _reject(self, path: Path, line: str) -> None:
-        """Keep an undecodable line aside instead of blocking the spool forever."""
-        log.error("spool line in %s is not valid JSON; moved to %s", path.name, REJECTED)
-        with open(self.spool_dir / REJECTED, "a", encoding="utf-8") as fh:
-            fh.write(line + "\n")
+    def _insert_probes(self, lines: Sequence[_Line]) -> int:
+        frame = probe_frame([line.row for line in lines])
+        return self.warehouse.insert_frame("probe_results", frame, key="run_id")
+
+    def _insert_events(self, lines: Sequence[_Line]) -> int:
+        rows = [{k: line.row.get(k) for k in EVENT_SCHEMA} for line in lines]
+        for row in rows:
+            row["occurred_at"] = datetime.fromisoformat(str(row["occurred_at"]))
+        return self.warehouse.insert_rows(EVENT_TABLE, rows, key="event_id")
+
+    def _insert_or_quarantine(
+        self,
+        lines: Sequence[_Line],
+        insert: Callable[[Sequence[_Line]], int],
+        quarantine: list[dict[str, Any]],
+    ) -> int:
+        """Insert ``lines``; when that fails because of the rows, split in halves until
+        the failing rows are alone, and quarantine those."""
+        if not lines:
+            return 0
+        try:
+            return insert(lines)
+        except Exception as exc:
+            if not _is_row_problem(exc):
+                raise
+            if len(lines) == 1:
+                line = lines[0]
+                reason = f"rejected: {str(exc).splitlines()[0][:300]}"
+                log.error(
+                    "spool row in %s cannot be stored (%s); quarantined", line.segment, reason
+                )
+                run_id = line.row.get("run_id") or line.row.get("event_id")
+                quarantine.append(_quarantine_row(line.text, reason, line.segment, run_id))
+                return 0
+            half = len(lines) // 2
+            return self._insert_or_quarantine(
+                lines[:half], insert, quarantine
+            ) + self._insert_or_quarantine(lines[half:], insert, quarantine)
+
+    def _quarantine(self, rows: list[dict[str, Any]]) -> None:
+        if rows:
+            self.warehouse.insert_rows(QUARANTINE_TABLE, rows, key="line_hash")
 
     def _insert_side(self, side: list[SideRows]) -> None:
         """One insert per table; on failure the caller queues every batch again (the
@@ -228,3 +356,14 @@ class SegmentWriter:
             merged.setdefault((batch.table, batch.key), []).extend(batch.rows)
         for (table, key), rows in merged.items():
             self.warehouse.insert_rows(table, rows, key=key)
+
+
+def _quarantine_row(line: str, reason: str, segment: str, run_id: object) -> dict[str, Any]:
+    return {
+        "line_hash": hashlib.sha256(line.encode("utf-8", "replace")).hexdigest(),
+        "quarantined_at": datetime.now(UTC),
+        "run_id": run_id if isinstance(run_id, str) else None,
+        "reason": reason,
+        "segment": segment,
+        "line": line,
+    }

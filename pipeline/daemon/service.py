@@ -38,6 +38,7 @@ from pipeline.daemon.shutdown import Stopping
 from pipeline.daemon.spool import SpoolError
 from pipeline.daemon.workers import ProbeWorkers
 from pipeline.warehouse import Warehouse, WarehouseError
+from probes.sizing import CharsPerToken
 
 __all__ = ["Daemon", "DaemonError", "DaemonStats", "DaemonTuning", "ProbeFunction", "run_daemon"]
 
@@ -96,10 +97,15 @@ class Daemon(Stopping):
             try:
                 self.stats.metrics_port = self.metrics.serve(port)
             except OSError as exc:
-                raise DaemonError(f"metrics endpoint 127.0.0.1:{port}: {exc.strerror}") from exc
+                where = f"{self.config.path}: " if self.config.path else ""
+                raise DaemonError(
+                    f"{where}daemon.metrics_port: cannot listen on 127.0.0.1:{port} "
+                    f"({exc.strerror})",
+                    exit_code=2,
+                ) from exc
         self._start_scheduler()
         self._install_signals()
-        self._record_event("start", f"{len(self._specs)} jobs")
+        await self._spool_event("start", f"{len(self._specs)} jobs")
         self._flush_task = asyncio.ensure_future(self._flush_loop())
         upcoming = [t for key, t in self.next_runs().items() if key in self._specs and t]
         log.info(
@@ -139,9 +145,14 @@ class Daemon(Stopping):
         try:
             spent = await asyncio.to_thread(state.today_spend, patient, datetime.now(UTC).date())
             open_alerts = await asyncio.to_thread(state.open_alerts, patient)
+            learned = await asyncio.to_thread(state.learned_chars_per_token, patient)
         except WarehouseError as exc:
             log.warning("could not read today's spend from the warehouse: %s", exc)
-            spent, open_alerts = {}, set()
+            spent, open_alerts, learned = {}, set(), {}
+        self._estimators = {
+            p.name: CharsPerToken(p.chars_per_token, learned.get(p.name))
+            for p in self.config.providers
+        }
         pending = state.spool_spend(self.spool.iter_pending(), datetime.now(UTC).date())
         for name, spend in pending.items():
             mine = spent.setdefault(name, Spend())

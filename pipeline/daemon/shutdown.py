@@ -64,7 +64,10 @@ class Stopping(Reloading):
             self._scheduler.shutdown(wait=False)
         await self._drain_background()
         self._remove_signals()
-        self._record_event("stop", self.stats.stop_reason)
+        await self.held_rows.retry()
+        self.held_rows.abandon()  # what the spool still refuses is lost: counted, logged
+        await self._spool_event("stop", self.stats.stop_reason)
+        self.stats.lost = self.held_rows.abandon()
         outcome = await self.flush()
         if outcome.busy:
             log.warning("final flush deferred: %d rows stay in the spool", self.spool.depth())
@@ -72,11 +75,12 @@ class Stopping(Reloading):
         await self._release()
         self.stats.spool_depth = self.spool.depth()
         log.info(
-            "daemon stopped (%s): %d done, %d skipped, %d aborted, spool depth %d",
+            "daemon stopped (%s): %d done, %d skipped, %d aborted, %d lost, spool depth %d",
             self.stats.stop_reason,
             self.stats.done,
             sum(self.stats.skipped.values()),
             self.stats.aborted,
+            self.stats.lost,
             self.stats.spool_depth,
         )
 
@@ -89,7 +93,7 @@ class Stopping(Reloading):
         if self._inflight:
             log.warning("grace period over: aborting %d in-flight probes", len(self._inflight))
             for entry in list(self._inflight):
-                if entry.phase != "persisting":
+                if entry.phase not in ("persisting", "persisted"):
                     entry.task.cancel()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._idle.wait(), timeout=10.0)

@@ -89,7 +89,7 @@ def read_segment(path: Path) -> list[str]:
     tail = lines.pop()  # empty when the file ends with a newline
     if tail:
         log.warning("spool segment %s ends with a torn line (%d bytes); dropped", path, len(tail))
-    return [line.decode("utf-8") for line in lines if line]
+    return [line.decode("utf-8", "replace") for line in lines if line]
 
 
 def pending_lines(directory: Path) -> int:
@@ -137,7 +137,9 @@ class Spool:
         self._fh: int | None = None
         self._lock_fd: int | None = None
         self._thread: threading.Thread | None = None
+        self._torn = False  # the active segment ends with bytes of a failed write
         self.appended = 0
+        self.seal_error: str | None = None  # why the last seal kept the active segment
 
     # -- lifecycle ---------------------------------------------------------------------
     def open(self) -> None:
@@ -173,9 +175,20 @@ class Spool:
             self._lock_fd = None
 
     def _start_segment(self, seq: int) -> None:
+        """Make segment ``seq`` the active one. The new file is created (and made durable)
+        before the old one is closed, so a directory that refuses new files (no inodes,
+        a full disk, ``chattr +i``) leaves the current segment active, never none."""
         path = self.directory / _segment_name(seq)
         fh = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644)
-        _fsync_dir(self.directory)
+        try:
+            _fsync_dir(self.directory)
+        except OSError:
+            os.close(fh)
+            with contextlib.suppress(OSError):
+                path.unlink()
+            raise
+        if self._fh is not None:
+            os.close(self._fh)
         self._fh = fh
         self._active = Segment(seq, path)
 
@@ -219,48 +232,62 @@ class Spool:
             with self._file_lock:
                 if self._fh is None:
                     raise SpoolError("spool is closed")
-                data = b"".join(a.line for a in batch)
-                view = memoryview(data)
-                while view:
-                    written = os.write(self._fh, view)
-                    view = view[written:]
-                os.fsync(self._fh)
+                self._write_durably(b"".join(a.line for a in batch))
                 self.appended += len(batch)
         except BaseException as exc:  # reported to every waiting appender
             error = exc
-            log.error("spool write failed: %s", exc)
-            self._rotate_after_failure()
+            log.debug("spool write failed: %s", exc)
         by_loop: dict[asyncio.AbstractEventLoop, list[asyncio.Future[None]]] = {}
         for item in batch:
             by_loop.setdefault(item.loop, []).append(item.future)
         for loop, futures in by_loop.items():  # one wake-up per batch, not per line
             loop.call_soon_threadsafe(_settle, futures, error)
 
-    def _rotate_after_failure(self) -> None:
-        """Keep a possibly torn write at the tail of its segment by starting a new one."""
-        with self._file_lock:
-            if self._active is None or self._fh is None:
-                return
+    def _write_durably(self, data: bytes) -> None:
+        """Write and fsync ``data`` at the end of the active segment, or leave the
+        segment as it was: a failed (possibly partial) write is cut off again, which needs
+        no free space, so a full disk leaves neither a torn line nor a new segment."""
+        assert self._fh is not None and self._active is not None
+        if self._torn:  # an earlier cut failed: its torn bytes stay last in that segment
+            self._start_segment(self._active.seq + 1)
+            self._torn = False
+        size = os.fstat(self._fh).st_size
+        try:
+            view = memoryview(data)
+            while view:
+                written = os.write(self._fh, view)
+                view = view[written:]
+            os.fsync(self._fh)
+        except OSError:
             try:
-                os.close(self._fh)
-                self._fh = None
-                self._start_segment(self._active.seq + 1)
-            except OSError as exc:
-                log.error("spool rotation after a failed write failed: %s", exc)
+                os.ftruncate(self._fh, size)
+            except OSError:
+                self._torn = True
+            raise
 
     # -- rotation ----------------------------------------------------------------------
     def seal(self) -> list[Segment]:
         """Start a new active segment; return every older (immutable) segment.
 
+        When the directory refuses the new file, appends go on into the current segment
+        and only the segments sealed before are returned; a later seal tries again.
         Safe to call from any thread: it serialises with the writer on the file lock.
         """
         with self._file_lock:
             if self._active is None or self._fh is None:
                 raise SpoolError("spool is not open")
             if os.fstat(self._fh).st_size > 0:
-                os.close(self._fh)
-                self._fh = None
-                self._start_segment(self._active.seq + 1)
+                try:
+                    self._start_segment(self._active.seq + 1)
+                except OSError as exc:
+                    if self.seal_error is None:
+                        log.error("spool cannot start a new segment, appending on: %s", exc)
+                    self.seal_error = str(exc)
+                else:
+                    self._torn = False
+                    if self.seal_error is not None:
+                        log.info("spool starts new segments again")
+                    self.seal_error = None
             active_seq = self._active.seq
         return [s for s in list_segments(self.directory) if s.seq < active_seq]
 

@@ -1,7 +1,8 @@
-"""What the daemon reads back at start: today's spend and alerts left open.
+"""What the daemon reads back at start: today's spend, alerts left open, prompt sizing.
 
-Both come from the warehouse (read-only) plus, for spend, rows still in the spool, so
-a restart neither forgets the day's budget nor re-sends an alert already open.
+All come from the warehouse (read-only) plus, for spend, rows still in the spool, so
+a restart neither forgets the day's budget, nor re-sends an alert already open, nor
+sizes its first prompts as if it had never seen the provider's tokenizer.
 """
 
 from __future__ import annotations
@@ -14,7 +15,10 @@ from datetime import UTC, date, datetime, time
 from pipeline.daemon.budget import Spend
 from pipeline.warehouse import Warehouse
 
-__all__ = ["open_alerts", "spool_spend", "today_spend"]
+__all__ = ["learned_chars_per_token", "open_alerts", "spool_spend", "today_spend"]
+
+LEARN_MIN_CHARS = 2_000  # shorter prompts are dominated by the chat template's tokens
+LEARN_LAST = 20  # the newest rows per (provider, family): a tokenizer can change
 
 log = logging.getLogger(__name__)
 
@@ -67,3 +71,24 @@ def open_alerts(warehouse: Warehouse) -> set[str]:
         " WHERE n = 1 AND kind = 'triggered'"
     )
     return set(frame["provider"].to_list()) if frame.height else set()
+
+
+def learned_chars_per_token(warehouse: Warehouse) -> dict[str, dict[str, float]]:
+    """Per provider and task family, the median characters per token of recent prompts.
+
+    From rows that report both the prompt's characters and the provider's input tokens
+    (the template's few tokens are negligible at 2,000 characters and more).
+    """
+    frame = warehouse.query(
+        "SELECT provider, task_family, median(prompt_chars / input_tokens) AS ratio FROM ("
+        " SELECT provider, task_family, prompt_chars, input_tokens,"
+        "  row_number() OVER (PARTITION BY provider, task_family ORDER BY started_at DESC) AS k"
+        " FROM probe_results"
+        " WHERE source = 'live' AND prompt_chars >= ? AND input_tokens > 0"
+        ") WHERE k <= ? GROUP BY ALL",
+        [LEARN_MIN_CHARS, LEARN_LAST],
+    )
+    out: dict[str, dict[str, float]] = {}
+    for row in frame.iter_rows(named=True):
+        out.setdefault(row["provider"], {})[row["task_family"]] = float(row["ratio"])
+    return out

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pipeline.config_types import Config
+from pipeline.daemon.segment_writer import EVENT_TABLE, SPOOL_TABLE
 from pipeline.daemon.spool import Spool, pending_lines
 from pipeline.daemon.state import day_start
 from pipeline.warehouse import Warehouse, WarehouseError
@@ -38,6 +39,8 @@ class DaemonStatus:
     spool_depth: int
     last_event: str | None = None  # e.g. "heartbeat at 2026-11-20T10:00:00Z (pid 12)"
     warehouse_error: str | None = None
+    quarantined: int = 0  # spool lines the warehouse could not take (table quarantined_rows)
+    rows_lost: int = 0  # results daemons could not spool, over all recorded sessions
     notes: list[str] = field(default_factory=list)
 
 
@@ -53,6 +56,10 @@ SELECT provider,
     FILTER (WHERE started_at >= ?), 0) AS today_tokens,
   count(*) FILTER (WHERE run_status = 'skipped' AND started_at >= ?) AS today_skipped
 FROM probe_results WHERE source = 'live' GROUP BY provider
+"""
+
+_LOST_SQL = """
+SELECT session_id, max(rows_lost) AS lost FROM daemon_events GROUP BY session_id
 """
 
 _EVENT_SQL = """
@@ -89,15 +96,21 @@ def gather_status(config: Config, *, lock_wait_s: float = 10.0) -> DaemonStatus:
     by_name = {p.name: ProviderStatus(p.name) for p in config.providers}
     result = DaemonStatus(list(by_name.values()), pending_lines(config.warehouse.spool_dir))
     warehouse = Warehouse(config.warehouse.path, lock_wait_s=lock_wait_s)
+    lost_by_session: dict[str, int] = {}
     if not config.warehouse.path.exists():
         result.notes.append(f"no warehouse yet at {config.warehouse.path}")
     else:
         try:
             frame = warehouse.query(_SQL, [today, today, today])
             events = warehouse.query(_EVENT_SQL)
+            quarantined = warehouse.query("SELECT count(*) AS n FROM quarantined_rows")
+            lost = warehouse.query(_LOST_SQL)
         except WarehouseError as exc:
             result.warehouse_error = str(exc)
         else:
+            result.quarantined = int(quarantined["n"][0])
+            for row in lost.iter_rows(named=True):
+                lost_by_session[row["session_id"]] = row["lost"] or 0
             for row in frame.iter_rows(named=True):
                 status = by_name.setdefault(row["provider"], ProviderStatus(row["provider"]))
                 status.last_probe_at = row["last_probe_at"]
@@ -117,9 +130,16 @@ def gather_status(config: Config, *, lock_wait_s: float = 10.0) -> DaemonStatus:
             row = json.loads(line)
         except ValueError:
             continue
-        if row.get("source", "live") != "live":
+        if row.get(SPOOL_TABLE) == EVENT_TABLE:  # counts are cumulative per session
+            session = str(row.get("session_id"))
+            lost_by_session[session] = max(
+                lost_by_session.get(session, 0), row.get("rows_lost") or 0
+            )
+            continue
+        if row.get(SPOOL_TABLE) is not None or row.get("source", "live") != "live":
             continue
         status = by_name.setdefault(row["provider"], ProviderStatus(row["provider"]))
         _merge_spool_row(status, row, today)
+    result.rows_lost = sum(lost_by_session.values())
     result.providers = sorted(by_name.values(), key=lambda s: s.provider)
     return result

@@ -9,42 +9,42 @@ import polars as pl
 from pipeline.report import charts, claims, fmt, grid_charts, tables, verdicts
 from pipeline.report.context import AnalysisInfo, Chart, ReportContext, Section
 from pipeline.report.data import ReportData
+from pipeline.report.timeline import Timeline
+from pipeline.report.weeks import IsoWeek
 
-__all__ = ["build_context"]
+__all__ = ["build_context", "timeline"]
 
 
-def _ttft_section(data: ReportData) -> Section:
-    phases = data.result("phases")
+def timeline(data: ReportData) -> Timeline:
+    """The window, phases and releases every time chart of this report shares."""
+    return Timeline.for_week(
+        (data.week.start, data.week.end),
+        now=data.now,
+        first_data=data.totals["first_at"],
+        phases=data.result("phases"),
+        releases={p: tables.releases_for(data, p) for p in data.provider_names},
+    )
+
+
+def _ttft_section(data: ReportData, window: Timeline) -> Section:
     points: list[Chart] = []
+    ylim = charts.ttft_range(data.daily_ttft)
     for i, provider in enumerate(data.provider_names):
         chart = charts.ttft_chart(
             provider,
             data.daily_ttft.filter(pl.col("provider") == provider),
             key=f"ttft-{i}",
-            phases=phases.filter(pl.col("provider") == provider) if phases.height else phases,
-            releases=tables.releases_for(data, provider),
-            week=(data.week.start, data.week.end),
-            now=data.now,
+            timeline=window,
+            ylim=ylim,
         )
         if chart is not None:
             points.append(chart)
     return Section(
         "latency",
         "Time to first token",
-        "Daily TTFT by context class over the last year, on a log scale.",
+        "Daily TTFT by context class, on a log scale shared by every provider.",
         points,
         "No successful probes to plot.",
-    )
-
-
-def _cycle_chart(data: ReportData) -> Chart | None:
-    releases = {p: tables.releases_for(data, p) for p in data.provider_names}
-    return charts.cycle_chart(
-        data.result("phases"),
-        releases,
-        data.result("release_forecasts"),
-        data.provider_names,
-        data.now,
     )
 
 
@@ -52,33 +52,33 @@ def _one(key: str, title: str, chart: Chart | None, empty: str, intro: str = "")
     return Section(key, title, intro, [chart] if chart else [], empty)
 
 
-def _sections(data: ReportData) -> list[Section]:
+def _sections(data: ReportData, window: Timeline) -> list[Section]:
     names = data.provider_names
     return [
-        _ttft_section(data),
+        _ttft_section(data, window),
         _one(
             "penalty",
             "Long-context penalty",
-            charts.penalty_chart(data.penalty_daily, names),
+            charts.penalty_chart(data.penalty_daily, names, timeline=window),
             "No hour had both long- and short-context successes.",
         ),
         _one(
             "errors",
             "Errors by class",
-            grid_charts.errors_chart(data.errors_daily, names),
-            "No failed probes in the last eight weeks.",
+            grid_charts.errors_chart(data.errors_daily, names, timeline=window),
+            "No failed probes in the charted window.",
         ),
         _one(
             "accuracy",
             "Accuracy and sanity flags",
-            grid_charts.accuracy_chart(data.accuracy_daily, names),
-            "No scored probes in the last eight weeks.",
+            grid_charts.accuracy_chart(data.accuracy_daily, names, timeline=window),
+            "No scored probes in the charted window.",
         ),
         _one(
             "headroom",
             "Rate-limit headroom",
-            grid_charts.headroom_chart(data.headroom_daily, names),
-            "No provider reported rate-limit headers in the last eight weeks.",
+            grid_charts.headroom_chart(data.headroom_daily, names, timeline=window),
+            "No provider reported rate-limit headers in the charted window.",
         ),
         _one(
             "heatmap",
@@ -102,6 +102,7 @@ def _analysis_info(data: ReportData) -> AnalysisInfo | None:
 def build_context(data: ReportData, *, generated_at: datetime) -> ReportContext:
     """Everything the template needs, computed once."""
     week = data.week
+    window = timeline(data)
     last_day = week.end - timedelta(days=1)
     return ReportContext(
         title=f"nerfwatch weekly report {week.label}",
@@ -116,10 +117,13 @@ def build_context(data: ReportData, *, generated_at: datetime) -> ReportContext:
         verdicts=verdicts.verdicts(data),
         recommendations=verdicts.recommendations(data),
         comparison=tables.comparison(data),
-        sections=_sections(data),
+        sections=_sections(data, window),
         cycle=tables.cycle_rows(data),
-        cycle_chart=_cycle_chart(data),
+        cycle_chart=charts.cycle_chart(
+            data.result("release_forecasts"), data.provider_names, timeline=window
+        ),
         cycle_findings=claims.cycle_findings(data),
         quality=tables.quality_notes(data),
         examples=tables.examples(data),
+        later_week=IsoWeek.containing(data.first_after).label if data.first_after else None,
     )

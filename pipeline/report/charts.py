@@ -7,11 +7,8 @@ small however long the history is.
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Any
+from datetime import date, datetime, timedelta
 
-import matplotlib.dates as mdates
-import numpy as np
 import polars as pl
 from matplotlib.axes import Axes
 from matplotlib.patches import Patch
@@ -19,19 +16,22 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from pipeline.report.context import Chart
 from pipeline.report.svg import INK, MUTED, PALETTE, figure_svg, new_figure, plain, style
+from pipeline.report.timeline import MARKS_NOTE, Timeline, dates, x
 
 __all__ = [
+    "FORECAST_COLOUR",
+    "FORECAST_HATCH",
     "cycle_chart",
-    "dates",
-    "mark_timeline",
+    "marker",
     "ms_label",
     "penalty_chart",
-    "time_axis",
     "ttft_chart",
 ]
 
 _CLASS_COLOURS = {"short": PALETTE[0], "long": PALETTE[1]}
-_PHASE_COLOURS = {"degraded": "#fca5a5", "recovering": "#fde68a"}
+FORECAST_COLOUR = "#009E73"  # Okabe-Ito bluish green
+FORECAST_HATCH = "xxx"
+FEW_POINTS = 8  # below this many days a line alone is hard to see: mark each point
 STAGE_COLOURS = {
     "stable": "#d1d5db",
     "subtle_degradation": "#fde68a",
@@ -48,16 +48,6 @@ STAGE_LABELS = {
 }
 
 
-def dates(frame: pl.DataFrame, column: str) -> np.ndarray[Any, Any]:
-    """A timestamp column as naive-UTC datetime64 for matplotlib."""
-    series = frame[column]
-    if isinstance(series.dtype, pl.Datetime) and series.dtype.time_zone is not None:
-        series = series.dt.replace_time_zone(None)
-    elif series.dtype == pl.Date:
-        series = series.cast(pl.Datetime("us"))
-    return series.to_numpy()
-
-
 def ms_label(value: float, _pos: object = None) -> str:
     """Milliseconds as a short axis label."""
     if value >= 1000:
@@ -65,48 +55,18 @@ def ms_label(value: float, _pos: object = None) -> str:
     return f"{value:.3g} ms"
 
 
-def _x(moment: datetime) -> float:
-    """A UTC moment as a matplotlib date number."""
-    return float(mdates.date2num(moment.replace(tzinfo=None)))
+def marker(points: int) -> str:
+    """A dot per point when there are too few days for a line to show."""
+    return "o" if points < FEW_POINTS else ""
 
 
-def time_axis(ax: Axes) -> None:
-    """Concise date ticks (month names, years only when they change)."""
-    locator = mdates.AutoDateLocator(minticks=4, maxticks=9)
-    ax.xaxis.set_major_locator(locator)
-    ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator, show_offset=False))
-
-
-def mark_timeline(
-    ax: Axes,
-    *,
-    phases: pl.DataFrame,
-    releases: pl.DataFrame,
-    week: tuple[datetime, datetime],
-    now: datetime,
-) -> None:
-    """Shade degraded phases, draw release lines and highlight the report's week."""
-    ax.axvspan(_x(week[0]), _x(week[1]), color="#e5e7eb", alpha=0.6, lw=0, zorder=0)
-    for row in phases.iter_rows(named=True):
-        colour = _PHASE_COLOURS.get(str(row["label"]))
-        if colour is None:
-            continue
-        end = row["end_at"] or now
-        ax.axvspan(_x(row["start_at"]), _x(end), color=colour, alpha=0.45, lw=0, zorder=0)
-    for row in releases.iter_rows(named=True):
-        release = row["release_date"]
-        at = _x(datetime(release.year, release.month, release.day))
-        ax.axvline(at, color=INK, lw=0.8, ls=(0, (2, 2)), zorder=1)
-        ax.annotate(
-            plain(str(row["model"])),
-            (at, 1.0),
-            xycoords=("data", "axes fraction"),
-            xytext=(2, -2),
-            textcoords="offset points",
-            va="top",
-            fontsize=7,
-            color=INK,
-        )
+def ttft_range(daily: pl.DataFrame) -> tuple[float, float] | None:
+    """One log-scale y-range for every provider's TTFT chart, so their heights compare."""
+    values = pl.concat([daily["p50"], daily["p95"]]).drop_nulls() if daily.height else None
+    if values is None or values.len() == 0:
+        return None
+    low, high = float(values.min()), float(values.max())  # type: ignore[arg-type]
+    return low / 1.25, high * 1.25
 
 
 def ttft_chart(
@@ -114,10 +74,8 @@ def ttft_chart(
     daily: pl.DataFrame,
     *,
     key: str,
-    phases: pl.DataFrame,
-    releases: pl.DataFrame,
-    week: tuple[datetime, datetime],
-    now: datetime,
+    timeline: Timeline,
+    ylim: tuple[float, float] | None = None,
 ) -> Chart | None:
     """Daily TTFT p50 (solid) and p95 (dashed) per context class, log scale."""
     daily = daily.filter(pl.col("p50").is_not_null())
@@ -129,87 +87,155 @@ def ttft_chart(
         for cls, part in daily.partition_by("context_class", as_dict=True).items():
             name = str(cls[0])
             colour = _CLASS_COLOURS.get(name, PALETTE[2])
-            x = dates(part, "day")
-            ax.plot(x, part["p50"].to_numpy(), color=colour, label=f"{name} p50")
+            days, dot = dates(part, "day"), marker(part.height)
             ax.plot(
-                x,
+                days, part["p50"].to_numpy(), color=colour, marker=dot, ms=3, label=f"{name} p50"
+            )
+            ax.plot(
+                days,
                 part["p95"].to_numpy(),
                 color=colour,
                 ls="--",
                 lw=0.9,
                 alpha=0.8,
+                marker=dot,
+                ms=2,
                 label=f"{name} p95",
             )
         ax.set_yscale("log")
+        if ylim is not None:
+            ax.set_ylim(*ylim)
         ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
         ax.yaxis.set_major_formatter(FuncFormatter(ms_label))
         ax.yaxis.set_minor_formatter(NullFormatter())
-        mark_timeline(ax, phases=phases, releases=releases, week=week, now=now)
-        time_axis(ax)
+        timeline.mark(ax, provider)
+        timeline.axis(ax)
         ax.set_ylabel("time to first token")
         ax.legend(loc="lower left", ncols=4, bbox_to_anchor=(0, 1.0), borderaxespad=0.2)
-        svg = figure_svg(fig, key, label=f"TTFT over time, {provider}")
+        svg = timeline.stamp(figure_svg(fig, key, label=f"TTFT over time, {provider}"), ax)
     return Chart(
         key=key,
         title=provider,
         caption="Daily median (solid) and 95th percentile (dashed) of time to first token, "
-        "successful probes only. Red bands: degraded phases; yellow: recovering; "
-        "dotted lines: model releases; grey: this report's week.",
+        "successful probes only, on the same log scale for every provider. " + MARKS_NOTE,
         svg=svg,
     )
 
 
-def penalty_chart(penalty: pl.DataFrame, providers: list[str]) -> Chart | None:
-    """Long-context TTFT divided by short-context TTFT, 7-day rolling median."""
-    if penalty.height == 0:
+def penalty_chart(
+    penalty: pl.DataFrame, providers: list[str], *, timeline: Timeline
+) -> Chart | None:
+    """Long-context TTFT divided by short-context TTFT, 7-day rolling median, per provider."""
+    shown = [p for p in providers if penalty.filter(pl.col("provider") == p).height]
+    if not shown:
         return None
     with style():
-        fig = new_figure(9.0, 2.3, margins=(0.9, 0.2, 0.3, 0.3))
-        ax = fig.add_subplot()
-        for i, provider in enumerate(providers):
+        n = len(shown)
+        fig = new_figure(
+            9.0, 0.65 + 0.95 * n, margins=(1.3, 0.2, 0.35, 0.3), rows=n, gap_in=(0.15, 0.7)
+        )
+        axes = fig.subplots(n, 1, sharex=True, sharey=True, squeeze=False)[:, 0]
+        for ax, provider in zip(axes, shown, strict=True):
             part = penalty.filter(pl.col("provider") == provider).sort("day")
-            if part.height == 0:
-                continue
             smooth = part["penalty"].rolling_median(window_size=7, min_samples=1)
+            colour = PALETTE[providers.index(provider) % len(PALETTE)]
             ax.plot(
                 dates(part, "day"),
                 smooth.to_numpy(),
-                color=PALETTE[i % len(PALETTE)],
-                label=plain(provider),
+                color=colour,
+                marker=marker(part.height),
+                ms=3,
             )
-        ax.axhline(1.0, color=MUTED, lw=0.8)
-        ax.set_ylabel("long ÷ short TTFT")
-        time_axis(ax)
-        ax.legend(loc="lower left", ncols=6, bbox_to_anchor=(0, 1.0), borderaxespad=0.2)
+            ax.axhline(1.0, color=MUTED, lw=0.8)
+            ax.set_ylabel(plain(provider), rotation=0, ha="right", va="center", fontsize=8)
+            timeline.mark(ax, provider)
+            timeline.axis(ax)
+        axes[0].set_ylim(bottom=0)  # after every row: the scale is shared
+        axes[0].set_title("long ÷ short TTFT, same scale for every provider")
         svg = figure_svg(fig, "penalty", label="Long-context penalty over time")
+        svg = timeline.stamp(svg, axes[-1])
     return Chart(
         key="penalty",
         title="Long-context penalty",
         caption="Median TTFT of long-context probes divided by that of short ones, per hour, "
         "then a 7-day rolling median. A rising line means long prompts wait longer than "
-        "the prompt size alone explains: usually the first sign of memory pressure.",
+        "the prompt size alone explains: usually the first sign of memory pressure. " + MARKS_NOTE,
         svg=svg,
     )
 
 
-def _stage_bars(ax: Axes, phases: pl.DataFrame, now: datetime) -> None:
-    """One horizontal band coloured by stage, phase after phase."""
+def _stage_bars(ax: Axes, phases: pl.DataFrame, timeline: Timeline) -> None:
+    """One horizontal band coloured by stage, phase after phase, inside the window."""
     for row in phases.sort("start_at").iter_rows(named=True):
-        start = _x(row["start_at"])
-        width = _x(row["end_at"] or now) - start
+        start = x(max(row["start_at"], timeline.start))
+        width = x(row["end_at"] or timeline.now) - start
+        if width <= 0:
+            continue
         colour = STAGE_COLOURS.get(str(row["stage"]), "#e5e7eb")
         ax.broken_barh([(start, width)], (0.25, 0.5), color=colour, lw=0)
 
 
+def _day_x(day: object) -> float:
+    return x(datetime.combine(day, datetime.min.time()))  # type: ignore[arg-type]
+
+
+def _forecast_windows(ax: Axes, forecasts: pl.DataFrame, today: date) -> None:
+    """Forecast windows as hatched outlines: a fill over a phase colour would mix into a
+    colour the legend does not show. As in the table, a window is drawn from ``today`` at
+    the earliest, and one that closed (overdue) is not drawn as if still ahead."""
+    for row in forecasts.iter_rows(named=True):
+        if not (row["window_lo"] and row["window_hi"]) or row["window_hi"] < today:
+            continue
+        ax.axvspan(
+            _day_x(max(row["window_lo"], today)),
+            _day_x(row["window_hi"]),
+            0.1,
+            0.9,
+            fill=False,
+            hatch=FORECAST_HATCH if row["conclusive"] else "..",
+            edgecolor=FORECAST_COLOUR,
+            lw=1.2,
+            ls="-" if row["conclusive"] else "--",
+            zorder=3,
+        )
+
+
+def _cycle_legend() -> list[Patch]:
+    handles = [Patch(color=c, label=STAGE_LABELS[k]) for k, c in STAGE_COLOURS.items()]
+    handles.append(
+        Patch(fill=False, hatch=FORECAST_HATCH, edgecolor=FORECAST_COLOUR, label="release forecast")
+    )
+    handles.append(
+        Patch(fill=False, hatch="..", ls="--", edgecolor=FORECAST_COLOUR, label="inconclusive")
+    )
+    return handles
+
+
+def _cycle_end(timeline: Timeline, forecasts: pl.DataFrame) -> datetime:
+    """The shared window's end, stretched to show a forecast window that lies beyond it."""
+    his = forecasts["window_hi"].drop_nulls() if forecasts.height else pl.Series([])
+    if his.len() == 0:
+        return timeline.end
+    last = his.max()
+    moment = datetime(last.year, last.month, last.day, tzinfo=timeline.end.tzinfo)  # type: ignore[union-attr]
+    return max(timeline.end, moment + timedelta(days=3))
+
+
 def cycle_chart(
-    phases: pl.DataFrame,
-    releases_by_provider: dict[str, pl.DataFrame],
-    forecasts: pl.DataFrame,
-    providers: list[str],
-    now: datetime,
+    forecasts: pl.DataFrame, providers: list[str], *, timeline: Timeline
 ) -> Chart | None:
-    """Each provider's phases as a coloured band, with releases and forecast windows."""
-    if phases.height == 0:
+    """Each provider's phases as a coloured band, with releases and forecast windows.
+
+    Same window as every other time chart, except that it runs on past the week's end
+    when a forecast window lies in the future. None when no provider of the report has
+    phases: the newest analysis may cover data after the report's week (a past week
+    rendered on a Monday) or providers it lacks.
+    """
+    phases = timeline.phases
+    if phases.height == 0 or not providers:
+        return None
+    providers = [p for p in providers if phases.filter(pl.col("provider") == p).height]
+    if not providers:
         return None
     with style():
         n = len(providers)
@@ -218,37 +244,33 @@ def cycle_chart(
         )
         axes = fig.subplots(n, 1, sharex=True, squeeze=False)[:, 0]
         for ax, provider in zip(axes, providers, strict=True):
-            _stage_bars(ax, phases.filter(pl.col("provider") == provider), now)
-            for row in releases_by_provider.get(provider, pl.DataFrame()).iter_rows(named=True):
-                ax.axvline(row["release_date"], color=INK, lw=1.0, ls=(0, (2, 1.5)))
-            for row in forecasts.filter(pl.col("provider") == provider).iter_rows(named=True):
-                if row["window_lo"] and row["window_hi"]:
-                    alpha = 0.6 if row["conclusive"] else 0.25
-                    ax.axvspan(
-                        row["window_lo"],
-                        row["window_hi"],
-                        0.15,
-                        0.85,
-                        color="#16a34a",
-                        alpha=alpha,
-                        lw=0,
-                    )
-            ax.axvline(_x(now), color=MUTED, lw=1.0)
+            _stage_bars(ax, phases.filter(pl.col("provider") == provider), timeline)
+            timeline.mark(ax, provider=None)
+            for row in timeline.releases.get(provider, pl.DataFrame()).iter_rows(named=True):
+                ax.axvline(_day_x(row["release_date"]), color=INK, lw=1.0, ls=(0, (2, 1.5)))
+            mine = (
+                forecasts.filter(pl.col("provider") == provider) if forecasts.height else forecasts
+            )
+            _forecast_windows(ax, mine, timeline.now.date())
+            ax.axvline(x(timeline.now), color=MUTED, lw=1.0)
             ax.set_ylim(0, 1)
             ax.set_yticks([])
             ax.grid(False)
             ax.spines["left"].set_visible(False)
             ax.set_ylabel(plain(provider), rotation=0, ha="right", va="center", fontsize=8.5)
-        handles = [Patch(color=c, label=STAGE_LABELS[k]) for k, c in STAGE_COLOURS.items()]
-        handles.append(Patch(color="#16a34a", alpha=0.6, label="release forecast"))
-        fig.legend(handles=handles, loc="upper left", ncols=3, bbox_to_anchor=(1.1 / 9.0, 1.0))
-        time_axis(axes[-1])
+        fig.legend(
+            handles=_cycle_legend(), loc="upper left", ncols=4, bbox_to_anchor=(1.1 / 9.0, 1.0)
+        )
+        timeline.axis(axes[-1])
+        axes[-1].set_xlim(x(timeline.start), x(_cycle_end(timeline, forecasts)))
         svg = figure_svg(fig, "cycle", label="Release cycle: phases, releases, forecast")
+        svg = timeline.stamp(svg, axes[-1])
     return Chart(
         key="cycle",
         title="Release cycle",
-        caption="Each band is a provider's phases as the analysis found them. Dotted lines: "
-        "releases of the provider's vendor; grey line: now. Green: forecast window for the "
-        "next release (pale when inconclusive).",
+        caption="Each band is a provider's phases as the analysis found them, over the same "
+        "window as the charts above. Dotted lines: releases of the provider's vendor; grey "
+        "line: now; hatched: this report's week. Green hatched outline: forecast window for "
+        "the next release (dotted and dashed when inconclusive).",
         svg=svg,
     )

@@ -1,13 +1,16 @@
 """The field's claims in words: does degradation precede releases, is there a rhythm?
 
 Sentences are built from the analysis's own tests (``cycle_tests``, ``seasonality``) and
-always carry the p-value and the sample size, so a reader sees how thin the evidence is.
+always carry the p-value and the counts (k of n onsets), so a reader sees how thin the
+evidence is and can add the per-provider counts up to the pooled one: both count each
+provider's onsets against its own vendor's releases only.
 """
 
 from __future__ import annotations
 
 import polars as pl
 
+from pipeline.analysis.release_cycles import CLUSTER_WINDOW_DAYS
 from pipeline.report import fmt
 from pipeline.report.data import ReportData
 
@@ -20,16 +23,23 @@ def _onsets(row: dict[str, object], who: str) -> str:
     share = row["statistic"]
     n = row["n"]
     p = row["pvalue"]
-    if not isinstance(share, float) or not isinstance(p, float) or not fmt.known(p):
+    if (
+        not isinstance(share, float)
+        or not isinstance(p, float)
+        or not isinstance(n, int)
+        or not fmt.known(p)
+    ):
         return f"{who}: not enough onsets and releases to test."
     verdict = (
         "onsets cluster before releases"
         if p < _ALPHA
         else "no evidence yet that onsets cluster before releases"
     )
+    hits = round(share * n)
     return (
-        f"{who}: {fmt.pct(share, 0)} of {n} degradation onset(s) fell within 90 days before a "
-        f"release (p = {p:.2g} against onsets at random dates): {verdict}."
+        f"{who}: {hits} of {n} degradation onset(s) ({fmt.pct(share, 0)}) fell within "
+        f"{CLUSTER_WINDOW_DAYS} days before a release of the provider's own vendor "
+        f"(p = {p:.2g} against onsets at random dates): {verdict}."
     )
 
 
@@ -41,7 +51,7 @@ def cycle_findings(data: ReportData) -> list[str]:
     lines = []
     pooled = tests.filter(pl.col("test") == "onsets_before_releases_pooled")
     for row in pooled.iter_rows(named=True):
-        lines.append(_onsets(row, "All providers"))
+        lines.append(_onsets(row, "All providers, each against its own vendor's releases"))
     per = tests.filter(pl.col("test") == "onsets_before_releases").sort("provider")
     for row in per.iter_rows(named=True):
         lines.append(_onsets(row, str(row["provider"])))

@@ -55,7 +55,7 @@ class SignView:
 
     label: str
     effect: str
-    evidence: str  # q-value and persistence
+    evidence: str  # persistent or first window (q-values go to the verdict's details)
     detail: str  # the analysis's own numbers, shown on hover
 
 
@@ -69,9 +69,11 @@ class Verdict:
     status: str  # e.g. "Stable", "Degraded: long-context issues"
     since: str  # "since 2026-10-02 (49 days)" or ""
     severity: str  # "short-context TTFT +38 % (95 % CI +30 % to +47 %)" or ""
-    confidence: str  # "confidence 0.91" or ""
+    confidence: str  # "moderate confidence (wide interval)": a level in words, or ""
     signs: list[SignView]
     changes: list[str]  # what changed this week, in words
+    outlook: str = ""  # with too little data: what it cannot tell yet and what it needs
+    details: str = ""  # the raw numbers behind the confidence: probes, CI, p- and q-values
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,6 +164,7 @@ class ReportContext:
     examples: list[Example]
     index_href: str = "index.html"
     notes: list[str] = field(default_factory=list)
+    later_week: str | None = None  # an empty week's first later week with probes
 
     @property
     def empty(self) -> bool:

@@ -13,17 +13,18 @@ from typing import Any
 
 import polars as pl
 
-from pipeline.report.weeks import IsoWeek
+from pipeline.report.timeline import CHART_DAYS
+from pipeline.report.weeks import IsoWeek, default_week
 from pipeline.warehouse import Warehouse
 
-__all__ = ["ANALYSIS_TABLES", "ReportData", "load_report_data"]
+__all__ = ["ANALYSIS_TABLES", "ReportData", "load_report_data", "report_week"]
 
-HISTORY_DAYS = 365  # charts look back at most this far from the end of the week
-RECENT_DAYS = 56  # errors, accuracy and headroom charts: the last eight weeks
+HISTORY_DAYS = 365  # which providers and rows the report counts
 HEATMAP_DAYS = 28
 
 ANALYSIS_TABLES = (
     "phases",
+    "degraded_probability",
     "warning_signs",
     "change_points",
     "release_cycles",
@@ -117,6 +118,13 @@ FROM probe_results WHERE started_at >= ? AND started_at < ?
 GROUP BY ALL ORDER BY provider, hour
 """
 
+_HISTORY_HOURS = """
+SELECT provider, date_trunc('hour', started_at) AS hour, count(*) AS n,
+       count(*) FILTER (WHERE ok AND coalesce(context_class, 'short') = 'short') AS n_short_ok
+FROM probes WHERE started_at >= ? AND started_at < ?
+GROUP BY ALL ORDER BY provider, hour
+"""
+
 _SKIPS = """
 SELECT provider, run_status, coalesce(skip_reason, 'unspecified') AS reason, count(*) AS n
 FROM probe_results
@@ -138,6 +146,10 @@ _RELEASES = """
 SELECT vendor, model, release_date, kind, confidence, origin
 FROM releases WHERE release_date < ? ORDER BY release_date
 """
+
+_FIRST_AFTER = "SELECT min(started_at) AS first_at FROM probe_results WHERE started_at >= ?"
+
+_ANY_IN = "SELECT count(*) > 0 AS found FROM probe_results WHERE started_at >= ? AND started_at < ?"
 
 _ANALYSIS_RUN = """
 SELECT analysis_id, started_at, finished_at, since, until
@@ -163,11 +175,13 @@ class ReportData:
     headroom_daily: pl.DataFrame
     hour_of_week: pl.DataFrame
     week_hours: pl.DataFrame
+    history_hours: pl.DataFrame  # attempted probes per provider and hour, for evidence counts
     skips: pl.DataFrame
     examples: pl.DataFrame
     releases: pl.DataFrame
     analysis_run: dict[str, Any] | None
     analysis: dict[str, pl.DataFrame] = field(default_factory=dict)
+    first_after: datetime | None = None  # the first probe after the week, if any
 
     @property
     def provider_names(self) -> list[str]:
@@ -201,7 +215,7 @@ def load_report_data(wh: Warehouse, week: IsoWeek, *, now: datetime) -> ReportDa
     end = min(week.end, now)
     start = week.start
     history = [week.end - timedelta(days=HISTORY_DAYS), end]
-    recent = [week.end - timedelta(days=RECENT_DAYS), end]
+    charted = [week.end - timedelta(days=CHART_DAYS), end]  # every time chart's window
     this_week = [start, end]
     prev_week = [start - timedelta(days=7), start]
     totals = _query(wh, _TOTALS, history).row(0, named=True)
@@ -211,18 +225,37 @@ def load_report_data(wh: Warehouse, week: IsoWeek, *, now: datetime) -> ReportDa
         now=end,
         totals=totals,
         providers=_query(wh, _PROVIDERS, history),
-        daily_ttft=_query(wh, _DAILY_TTFT, history),
+        daily_ttft=_query(wh, _DAILY_TTFT, charted),
         week_stats=_query(wh, _WEEK_STATS, this_week),
         prev_stats=_query(wh, _WEEK_STATS, prev_week),
-        errors_daily=_query(wh, _ERRORS_DAILY, recent),
-        accuracy_daily=_query(wh, _ACCURACY_DAILY, recent),
-        penalty_daily=_query(wh, _PENALTY_DAILY, history),
-        headroom_daily=_query(wh, _HEADROOM_DAILY, recent),
+        errors_daily=_query(wh, _ERRORS_DAILY, charted),
+        accuracy_daily=_query(wh, _ACCURACY_DAILY, charted),
+        penalty_daily=_query(wh, _PENALTY_DAILY, charted),
+        headroom_daily=_query(wh, _HEADROOM_DAILY, charted),
         hour_of_week=_query(wh, _HOUR_OF_WEEK, [end - timedelta(days=HEATMAP_DAYS), end]),
         week_hours=_query(wh, _WEEK_HOURS, this_week),
+        history_hours=_query(wh, _HISTORY_HOURS, history),
         skips=_query(wh, _SKIPS, this_week),
         examples=_query(wh, _EXAMPLES, this_week),
         releases=_query(wh, _RELEASES, [week.end.date()]),
         analysis_run=run,
         analysis=tables,
+        first_after=_query(wh, _FIRST_AFTER, [week.end])["first_at"][0],
     )
+
+
+def _has_probes(wh: Warehouse, start: datetime, end: datetime) -> bool:
+    return bool(_query(wh, _ANY_IN, [start, end])["found"][0])
+
+
+def report_week(wh: Warehouse, now: datetime) -> IsoWeek:
+    """The week a report is about when none is given.
+
+    ``default_week``: the current week, or during its first day the week that just
+    ended. When that week has no probes but the current one has (a warehouse started
+    on a Monday), the current week: a first report must show the probes that exist.
+    """
+    week, current = default_week(now), IsoWeek.containing(now)
+    if week == current or _has_probes(wh, week.start, week.end):
+        return week
+    return current if _has_probes(wh, current.start, now) else week

@@ -13,14 +13,17 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
 
 from pipeline.analysis.orchestrate import run_analysis
 from pipeline.config import default_config
+from pipeline.config_file import write_demo_config
 from pipeline.config_types import Config
 from pipeline.daemon import DaemonTuning, run_daemon
 from pipeline.report.render import render_report
+from pipeline.report.weeks import IsoWeek
 from pipeline.warehouse import Warehouse
 from probes.simulator import configure, running
 from probes.simulator.store import write_history
@@ -126,15 +129,22 @@ def run_demo(options: DemoOptions, progress: DemoProgress | None = None) -> Demo
         config = default_config(
             sim.base_url, scenario.providers, options.directory, speed=options.speed
         )
+        write_demo_config(options.directory, sim.base_url, scenario.providers)  # for --config
         warehouse = Warehouse(config.warehouse.path)
         with show.step(f"Writing {options.days:g} days of synthetic history"):
             history = write_history(warehouse, scenario, days=options.days)
         with show.step(
             f"Probing the simulator live for {options.live_seconds:g} s", options.live_seconds
         ) as advance:
+            live_from = datetime.now(UTC)
             live = asyncio.run(_live(config, options.live_seconds, advance))
+            live_middle = live_from + (datetime.now(UTC) - live_from) / 2
     with show.step("Analyzing (seasonality, change points, phases, release cycle)"):
         run_analysis(warehouse)
     with show.step("Rendering the weekly report"):
-        report = render_report(warehouse, config.report.out_dir)
+        # The week of the live run, whatever the weekday: on a Monday the default week
+        # is the one that just ended, which holds none of the live probes. A run across
+        # midnight into Monday is reported with the week that holds most of it.
+        week = IsoWeek.containing(live_middle)
+        report = render_report(warehouse, config.report.out_dir, week=week)
     return DemoResult(report, history.rows, live, time.monotonic() - started)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from datetime import date, datetime
 
-__all__ = ["day", "days", "known", "ms", "pct", "points", "rel", "stamp"]
+__all__ = ["age", "count", "day", "days", "known", "ms", "pct", "points", "rel", "stamp"]
 
 DASH = "–"
 
@@ -48,6 +48,17 @@ def points(value: float | None) -> str:
 def days(count: int) -> str:
     """``1 day``, ``5 days``."""
     return f"{count} day" if count == 1 else f"{count} days"
+
+
+def count(n: int, noun: str) -> str:
+    """``1 probe``, ``3 probes``."""
+    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
+
+
+def age(since: datetime, now: datetime) -> str:
+    """How long ago ``since`` was, in whole days; ``under a day`` rather than ``0 days``."""
+    elapsed = (now - since).days
+    return "under a day" if elapsed < 1 else days(elapsed)
 
 
 def day(value: date | datetime | None) -> str:

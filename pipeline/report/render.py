@@ -18,18 +18,26 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from pipeline.config_types import Config
 from pipeline.report.build import build_context
 from pipeline.report.context import IndexEntry
-from pipeline.report.data import load_report_data
-from pipeline.report.weeks import IsoWeek, default_week
+from pipeline.report.data import load_report_data, report_week
+from pipeline.report.inert import Finalize
+from pipeline.report.weeks import IsoWeek
 from pipeline.resources import reports_dir
 from pipeline.warehouse import Warehouse
+from probes.secrets import Secrets
 
-__all__ = ["environment", "render_index", "render_report", "render_weekly", "report_link"]
+__all__ = [
+    "environment",
+    "render_index",
+    "render_report",
+    "render_weekly",
+    "report_link",
+]
 
 _REPORT_FILE = re.compile(r"^nerfwatch-(\d{4})-W(\d{2})\.html$")
 
 
-def environment() -> Environment:
-    """The one Jinja2 environment of the report templates."""
+def environment(secrets: Secrets | None = None) -> Environment:
+    """The one Jinja2 environment of the report templates; ``secrets`` are masked."""
     return Environment(
         loader=FileSystemLoader(reports_dir() / "templates"),
         autoescape=True,
@@ -37,6 +45,7 @@ def environment() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
+        finalize=Finalize(secrets),  # bidi controls shown, never obeyed; keys masked
     )
 
 
@@ -75,23 +84,31 @@ def render_report(
     *,
     week: IsoWeek | None = None,
     now: datetime | None = None,
+    secrets: Secrets | None = None,
 ) -> Path:
-    """Render one week from ``warehouse`` into ``out_dir``; return the report's path."""
+    """Render one week from ``warehouse`` into ``out_dir``; return the report's path.
+
+    Without ``week``, the week ``report_week`` picks for ``now``. ``secrets`` (the
+    config's keys) are masked wherever a server echoed them into stored text.
+    """
     now = now or datetime.now(UTC)
-    week = week or default_week(now)
+    week = week or report_week(warehouse, now)
     data = load_report_data(warehouse, week, now=now)
     context = build_context(data, generated_at=now)
-    env = environment()
+    env = environment(secrets)
     path = out_dir / week.filename
     _write(path, env.get_template("weekly.html").render(report=context))
     render_index(out_dir, env)
     return path
 
 
-def render_weekly(config: Config, week: IsoWeek | None = None) -> Path:
+def render_weekly(
+    config: Config, week: IsoWeek | None = None, *, now: datetime | None = None
+) -> Path:
     """The scheduled entry point: render ``week`` (default: the latest) per ``config``."""
     warehouse = Warehouse(config.warehouse.path)
-    return render_report(warehouse, config.report.out_dir, week=week)
+    secrets = Secrets(config.secret_values())
+    return render_report(warehouse, config.report.out_dir, week=week, now=now, secrets=secrets)
 
 
 def report_link(config: Config, path: Path) -> str:

@@ -20,17 +20,16 @@ from matplotlib.figure import Figure
 
 __all__ = ["INK", "MUTED", "PALETTE", "figure_svg", "new_figure", "plain", "style"]
 
+# Okabe & Ito (2008), "Color Universal Design": distinguishable with every common form
+# of colour blindness. Yellow (#F0E442) is left out: too faint for a line on white.
 PALETTE = [
-    "#2563eb",
-    "#d97706",
-    "#059669",
-    "#dc2626",
-    "#7c3aed",
-    "#0891b2",
-    "#db2777",
-    "#65a30d",
-    "#475569",
-    "#ea580c",
+    "#0072B2",  # blue
+    "#E69F00",  # orange
+    "#009E73",  # bluish green
+    "#D55E00",  # vermillion
+    "#CC79A7",  # reddish purple
+    "#56B4E9",  # sky blue
+    "#000000",  # black
 ]
 INK = "#1f2937"
 MUTED = "#6b7280"
@@ -89,6 +88,8 @@ def new_figure(
     Fixed margins instead of matplotlib's constrained layout: the layout engine draws
     every figure twice and was most of the report's rendering time.
     """
+    if rows < 1 or cols < 1:
+        raise ValueError(f"a figure needs at least one row and column, not {rows}x{cols}")
     left, right, top, bottom = margins
     fig = Figure(figsize=(width_in, height_in))
     axes_h = max(0.1, (height_in - top - bottom - (rows - 1) * gap_in[0]) / rows)

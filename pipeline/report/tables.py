@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any
 
 import polars as pl
@@ -70,12 +70,26 @@ def _position(data: ReportData, provider: str) -> str:
     phase = current_phase(data.result("phases"), provider)
     if phase is None:
         return "unknown (no analysis)" if data.analysis_run is None else "unknown"
-    days = (data.now - phase["start_at"]).days
     stage = STAGES.get(phase["stage"], phase["stage"])
     began = episode_start(data.result("phases"), provider)
+    here = f"{stage} for {fmt.age(phase['start_at'], data.now)}"
     if began is not None and began < phase["start_at"]:
-        return f"{stage} for {fmt.days(days)} ({phase['label']} for {(data.now - began).days})"
-    return f"{stage} for {fmt.days(days)}"
+        return f"{here} ({phase['label']} for {fmt.age(began, data.now)})"
+    return here
+
+
+def _window(row: dict[str, Any], today: date) -> str:
+    """The forecast window as seen from ``today``: never starting in the past. A window
+    that has already opened is shown from today; one that has closed is overdue."""
+    lo, hi, expected = row["window_lo"], row["window_hi"], row["expected_date"]
+    if hi < today:
+        return f"overdue: the window closed {fmt.day(hi)} with no release since the onset"
+    text = f"{fmt.day(max(lo, today))} to {fmt.day(hi)}"
+    if lo < today:
+        text += " (window already open)"
+    if expected and expected >= today:
+        text += f", most likely {fmt.day(expected)}"
+    return text
 
 
 def _forecast(data: ReportData, provider: str) -> tuple[str, str]:
@@ -88,10 +102,18 @@ def _forecast(data: ReportData, provider: str) -> tuple[str, str]:
     basis = str(row["basis"] or "")
     if not (row["window_lo"] and row["window_hi"]):
         return (basis or "inconclusive: not enough release history"), basis
-    text = f"{fmt.day(row['window_lo'])} to {fmt.day(row['window_hi'])}"
-    if row["expected_date"]:
-        text += f", most likely {fmt.day(row['expected_date'])}"
+    text = _window(row, data.now.date())
     return (text if row["conclusive"] else f"{text} (inconclusive)"), basis
+
+
+def _lead_times(leads: pl.Series) -> str:
+    """The provider's lead times with their mean: the list the forecast rests on."""
+    if leads.len() == 0:
+        return fmt.DASH
+    listed = ", ".join(f"{d:.0f}" for d in leads)
+    if leads.len() == 1:
+        return f"{listed} days"
+    return f"{listed} days (mean {float(leads.mean()):.0f})"  # type: ignore[arg-type]
 
 
 def cycle_rows(data: ReportData) -> list[CycleRow]:
@@ -106,11 +128,6 @@ def cycle_rows(data: ReportData) -> list[CycleRow]:
             if cycles.height
             else cycles
         )
-        lead_text = (
-            ", ".join(f"{d:.0f}" for d in leads.sort("release_date")["lead_days"])
-            if (leads.height)
-            else fmt.DASH
-        )
         since = (data.now.date() - last["release_date"]).days if last else None
         forecast, basis = _forecast(data, provider)
         rows.append(
@@ -121,7 +138,9 @@ def cycle_rows(data: ReportData) -> list[CycleRow]:
                 else fmt.DASH,
                 days_since=str(since) if since is not None else fmt.DASH,
                 position=_position(data, provider),
-                lead_times=lead_text + (" days" if leads.height else ""),
+                lead_times=_lead_times(
+                    leads.sort("release_date")["lead_days"] if leads.height else pl.Series([])
+                ),
                 forecast=forecast,
                 forecast_basis=basis,
             )

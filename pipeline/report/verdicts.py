@@ -1,8 +1,11 @@
 """The verdict per provider and the fallback recommendation: the top of the report.
 
 Verdicts rest on the analysis tables (phases, warning signs, change points). Without a
-finished analysis run they say so rather than guess. Week-over-week comparisons are
-descriptive only and are worded that way.
+finished analysis run, or before a provider has the baseline the phase analysis needs
+(``MIN_BASELINE_HOURS`` hours with short-context answers), they say so and what is
+missing rather than guess. How sure a verdict is comes from ``confidence.grade``; raw
+p- and q-values go to a details line. Week-over-week comparisons are descriptive only
+and are worded that way.
 """
 
 from __future__ import annotations
@@ -12,8 +15,9 @@ from typing import Any
 
 import polars as pl
 
-from pipeline.analysis.phases import severity_signal
+from pipeline.analysis.phases import MIN_BASELINE_HOURS, severity_signal
 from pipeline.report import fmt
+from pipeline.report.confidence import Evidence, grade
 from pipeline.report.context import Recommendation, SignView, Verdict
 from pipeline.report.data import ReportData
 
@@ -104,19 +108,30 @@ def _sign_effect(row: dict[str, Any]) -> str:
     return text
 
 
-def _signs(data: ReportData, provider: str) -> list[SignView]:
+def _firing(data: ReportData, provider: str) -> pl.DataFrame:
     table = data.result("warning_signs")
     if table.height == 0:
-        return []
-    rows = table.filter((pl.col("provider") == provider) & pl.col("fires")).sort("sign")
+        return table
+    return table.filter((pl.col("provider") == provider) & pl.col("fires")).sort("sign")
+
+
+def _signs(data: ReportData, provider: str) -> list[SignView]:
     views = []
-    for row in rows.iter_rows(named=True):
-        q = f"q = {row['qvalue']:.2g}" if fmt.known(row["qvalue"]) else ""
+    for row in _firing(data, provider).iter_rows(named=True):
         persistent = "persistent" if row.get("persistent") else "first window"
-        evidence = ", ".join(x for x in (q, persistent) if x)
         label = SIGNS.get(row["sign"], row["sign"])
-        views.append(SignView(label, _sign_effect(row), evidence, row.get("detail") or ""))
+        views.append(SignView(label, _sign_effect(row), persistent, row.get("detail") or ""))
     return views
+
+
+def _sign_qvalues(data: ReportData, provider: str) -> str:
+    """The firing signs' q-values, for the details line (not the verdict's sentence)."""
+    parts = [
+        f"{SIGNS.get(row['sign'], row['sign'])}: q = {row['qvalue']:.2g}"
+        for row in _firing(data, provider).iter_rows(named=True)
+        if fmt.known(row["qvalue"])
+    ]
+    return "; ".join(parts)
 
 
 def _stat(frame: pl.DataFrame, provider: str, cls: str) -> dict[str, Any] | None:
@@ -151,8 +166,10 @@ def _analysis_changes(data: ReportData, provider: str) -> list[str]:
     start = data.week.start
     phases = data.result("phases")
     if phases.height:
-        new = phases.filter((pl.col("provider") == provider) & (pl.col("start_at") >= start))
-        for row in new.sort("start_at").iter_rows(named=True):
+        mine = phases.filter(pl.col("provider") == provider).sort("start_at")
+        # The first phase begins with the first probe: that is no change.
+        new = mine.slice(1).filter(pl.col("start_at") >= start)
+        for row in new.iter_rows(named=True):
             stage = STAGES.get(row["stage"], row["stage"])
             notes.append(f"Entered phase '{stage}' on {fmt.day(row['start_at'])}")
     points = data.result("change_points")
@@ -173,48 +190,107 @@ def _analysis_changes(data: ReportData, provider: str) -> list[str]:
     return notes
 
 
+def _hours(data: ReportData, provider: str) -> pl.DataFrame:
+    return data.history_hours.filter(pl.col("provider") == provider)
+
+
+def _evidence(data: ReportData, provider: str, phase: dict[str, Any]) -> Evidence:
+    """Probes, interval, test and regime-model agreement behind ``phase``."""
+    end = phase["end_at"] or data.now
+    inside = _hours(data, provider).filter(
+        (pl.col("hour") >= phase["start_at"]) & (pl.col("hour") < end)
+    )
+    degraded = phase["label"] != "stable"
+    lo, hi = phase["severity_lo"], phase["severity_hi"]
+    interval = (lo, hi) if fmt.known(lo) and fmt.known(hi) else None
+    pvalue = 1.0 - phase["confidence"] if degraded and fmt.known(phase["confidence"]) else None
+    probs = data.result("degraded_probability")
+    agreement = None
+    if probs.height:
+        days = probs.filter(
+            (pl.col("provider") == provider)
+            & (pl.col("day") >= phase["start_at"].date())
+            & (pl.col("day") <= end.date())
+        )["p_degraded"].drop_nulls()
+        # Two regimes, degraded or not: a recovery is neither, so the model cannot
+        # confirm or contradict it.
+        if days.len() and phase["label"] in ("stable", "degraded"):
+            mean = float(days.mean())  # type: ignore[arg-type]
+            agreement = mean if degraded else 1.0 - mean
+    return Evidence(degraded, int(inside["n"].sum()), inside.height, interval, pvalue, agreement)
+
+
+def _readiness(data: ReportData, provider: str) -> str:
+    """What the data cannot tell yet and how much more it needs; "" when enough."""
+    hours = _hours(data, provider)
+    covered = hours.filter(pl.col("n_short_ok") > 0).height
+    if covered >= MIN_BASELINE_HOURS:
+        return ""
+    probes = int(hours["n"].sum()) if hours.height else 0
+    missing = MIN_BASELINE_HOURS - covered
+    return (
+        f"So far {fmt.count(probes, 'probe')}, with a short-context answer in "
+        f"{fmt.count(covered, 'hour')}. Phases compare against a baseline of at least "
+        f"{MIN_BASELINE_HOURS} hours with short-context answers, so it cannot tell yet "
+        f"whether {provider} is stable or degraded: it needs at least {missing} more "
+        f"short-context probe(s), one in each of {missing} more hours. This week's "
+        "figures are descriptive until then."
+    )
+
+
+def _since(data: ReportData, phase: dict[str, Any]) -> str:
+    since = phase["start_at"]
+    text = f"since {fmt.day(since)} ({fmt.age(since, data.now)})"
+    began = episode_start(data.result("phases"), str(phase["provider"]))
+    if began is not None and began < since:
+        text += f"; {phase['label']} since {fmt.day(began)} ({fmt.age(began, data.now)})"
+    return text
+
+
+def _severity(phase: dict[str, Any]) -> str:
+    if phase["label"] == "stable" or phase["severity"] is None:
+        return ""
+    signal = severity_signal(phase["stage"], phase["signals"] or [])
+    text = f"{_SEVERITY_OF[signal]} {fmt.rel(phase['severity'])}"
+    if phase["severity_lo"] is not None and phase["severity_hi"] is not None:
+        text += f" (95 % CI {fmt.rel(phase['severity_lo'])} to {fmt.rel(phase['severity_hi'])})"
+    return text
+
+
 def _verdict(data: ReportData, provider: str, model: str) -> Verdict:
-    changes = _analysis_changes(data, provider) + _week_changes(data, provider)
+    outlook = _readiness(data, provider)
+    # Without a baseline the analysis's phases and change points are noise, not news.
+    changes = ([] if outlook else _analysis_changes(data, provider)) + _week_changes(data, provider)
     if not changes:
         probed = data.week_stats.filter(pl.col("provider") == provider).height > 0
         changes = ["No notable change this week." if probed else "No probes this week."]
+    signs, qvalues = _signs(data, provider), _sign_qvalues(data, provider)
     phase = current_phase(data.result("phases"), provider)
-    if data.analysis_run is None or phase is None:
+    if outlook or data.analysis_run is None or phase is None:
         status = (
-            "Not analysed yet (run: nerfwatch analyze)"
+            "Not enough data yet"
+            if outlook
+            else "Not analysed yet (run: nerfwatch analyze)"
             if data.analysis_run is None
             else "No phase found: too little data for this provider"
         )
         return Verdict(
-            provider, model, "unknown", status, "", "", "", _signs(data, provider), changes
+            provider, model, "unknown", status, "", "", "", signs, changes, outlook, qvalues
         )
-    since = phase["start_at"]
-    days = max(0, (data.now - since).days)
-    since_text = f"since {fmt.day(since)} ({fmt.days(days)})"
-    began = episode_start(data.result("phases"), provider)
-    if began is not None and began < since:
-        since_text += f"; {phase['label']} since {fmt.day(began)} "
-        since_text += f"({fmt.days(max(0, (data.now - began).days))})"
-    severity = ""
-    if phase["label"] != "stable" and phase["severity"] is not None:
-        signal = severity_signal(phase["stage"], phase["signals"] or [])
-        severity = f"{_SEVERITY_OF[signal]} {fmt.rel(phase['severity'])}"
-        if phase["severity_lo"] is not None and phase["severity_hi"] is not None:
-            severity += (
-                f" (95 % CI {fmt.rel(phase['severity_lo'])} to {fmt.rel(phase['severity_hi'])})"
-            )
-    confidence = f"confidence {phase['confidence']:.0%}" if phase["confidence"] is not None else ""
-    status = STAGES.get(phase["stage"], str(phase["stage"]))
+    judged = grade(_evidence(data, provider, phase))
+    details = "; ".join(x for x in (judged.details, qvalues) if x)
     return Verdict(
         provider,
         model,
         _tone(phase),
-        status,
-        since_text,
-        severity,
-        confidence,
-        _signs(data, provider),
+        STAGES.get(phase["stage"], str(phase["stage"])),
+        _since(data, phase),
+        _severity(phase),
+        judged.words,
+        signs,
         changes,
+        "",
+        details,
     )
 
 
@@ -234,11 +310,22 @@ def _degraded(data: ReportData, provider: str) -> bool:
 
 
 def _pick(data: ReportData, cls: str) -> Recommendation:
-    rows = data.week_stats.filter(
-        (pl.col("context_class") == cls) & (pl.col("n") >= _MIN_PROBES) & (pl.col("n_ok") > 0)
-    ).with_columns((pl.col("n_ok") / pl.col("n")).alias("availability"))
-    if rows.height == 0:
+    ran = data.week_stats.filter(pl.col("context_class") == cls)
+    rows = ran.filter((pl.col("n") >= _MIN_PROBES) & (pl.col("n_ok") > 0)).with_columns(
+        (pl.col("n_ok") / pl.col("n")).alias("availability")
+    )
+    if ran.height == 0:
         return Recommendation(cls, None, f"No {cls}-context probes ran this week.")
+    if rows.height == 0:
+        have = ", ".join(f"{r['provider']} {r['n']}" for r in ran.iter_rows(named=True))
+        most = int(ran["n"].max())  # type: ignore[arg-type]
+        return Recommendation(
+            cls,
+            None,
+            f"Too few {cls}-context probes this week to recommend a provider ({have}): a "
+            f"pick needs at least {_MIN_PROBES} per provider, {_MIN_PROBES - most} more "
+            "at the least.",
+        )
     if len(data.provider_names) == 1:
         only = str(rows["provider"][0])
         return Recommendation(

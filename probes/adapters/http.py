@@ -5,12 +5,19 @@ deadline (``asyncio.timeout``) that keep-alive comments cannot extend. A third r
 the stream that keeps the socket busy with comments or drip-fed bytes but yields no token for
 ``read_timeout_s`` after tokens began: that is a stall too. Whatever happens, the partial
 timeline and text survive in ``StreamState`` and the failure becomes an error class.
+
+One send is repeated: one that failed on a reused pooled connection before any response byte
+(the server had closed it after the previous response). The row times the resend.
 """
 
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
+import os
+import socket
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,14 +25,16 @@ from typing import Any
 import httpx
 
 from probes.adapters.base import Request
-from probes.adapters.sse import Comment, SSEParser
+from probes.adapters.sse import Comment, LineTooLong, SSEParser
 from probes.adapters.state import StreamState
-from probes.timing import now_ns
+from probes.adapters.warmup import WARMUP_LIMIT_S, warm_transport
+from probes.timing import Timeline, now_ns
 
 __all__ = ["Exchange", "execute"]
 
 ERROR_BODY_LIMIT = 64 * 1024
 BODY_LIMIT = 32 * 1024 * 1024
+PARSE_SLICE = 64 * 1024  # decoded bytes parsed between two looks at the clock
 
 
 @dataclass(slots=True)
@@ -38,10 +47,15 @@ class Exchange:
     failure: str | None = None  # error class decided by the transport, if any
     detail: str | None = None
     connection_reused: bool | None = None
+    stale_retry: str | None = None  # why the first send was retried (see _stale_pooled)
 
 
 class _Stalled(Exception):
     """Bytes keep coming but no token has for longer than the read timeout."""
+
+
+class _TooLarge(Exception):
+    """The decoded answer passed the probe's byte cap."""
 
 
 class _Trace:
@@ -58,6 +72,9 @@ class _Trace:
         if name.startswith(("connection.connect_tcp", "connection.start_tls")):
             self.connected = True
             self.connecting = name.endswith(".started")
+
+    def reset(self) -> None:
+        self.seen = self.connected = self.connecting = False
 
     @property
     def reused(self) -> bool | None:
@@ -88,23 +105,36 @@ async def _consume_stream(
     state: StreamState,
     adapter: Any,
     stall_s: float,
+    max_bytes: int,
+    deadline_at: float,
 ) -> None:
+    """Feed the event stream into ``state``, bounded by decoded bytes (``max_bytes``) and
+    by the deadline. One network read of a compressed bomb decodes to tens of megabytes in
+    a single synchronous burst that no ``await`` interrupts, so a decoded piece is parsed
+    in slices with the clock read between them."""
     parser = SSEParser()
     timeline = state.timeline
     head = bytearray()  # the start of the body, in case it is plain JSON, not SSE
     events = 0
+    received = 0
     chunks = response.aiter_bytes()
     async for piece in chunks:
-        at = now_ns()
+        received += len(piece)
+        if received > max_bytes:
+            raise _TooLarge
         if len(head) < ERROR_BODY_LIMIT:
             head += piece[: ERROR_BODY_LIMIT - len(head)]
         before = len(timeline.token_times)
-        for item in parser.feed(piece):
-            if isinstance(item, Comment):
-                state.comment(item.text)
-            else:
-                events += 1
-                adapter.on_event(item, state, at)
+        for start in range(0, len(piece), PARSE_SLICE):
+            if time.monotonic() > deadline_at:
+                raise TimeoutError
+            at = now_ns()
+            for item in parser.feed(piece[start : start + PARSE_SLICE]):
+                if isinstance(item, Comment):
+                    state.comment(item.text)
+                else:
+                    events += 1
+                    adapter.on_event(item, state, at)
         if state.done:
             timeline.finish()
             await _drain(chunks)
@@ -144,9 +174,11 @@ async def execute(
     deadline_s: float,
     read_timeout_s: float,
     connect_timeout_s: float = 10.0,
+    max_bytes: int = BODY_LIMIT,
 ) -> Exchange:
     """Send ``request`` and feed the response into ``state`` through ``adapter``."""
     ex = Exchange()
+    deadline_at = time.monotonic() + deadline_s
     trace = _Trace()
     timeout = httpx.Timeout(
         connect=min(connect_timeout_s, deadline_s),
@@ -167,10 +199,19 @@ async def execute(
         extensions={"trace": trace},
     )
     timeline = state.timeline
+    await warm_transport(min(deadline_s / 4, WARMUP_LIMIT_S))
     try:
         async with asyncio.timeout(deadline_s):
             timeline.mark_sent()
-            response = await client.send(http_request, stream=True, follow_redirects=False)
+            try:
+                response = await client.send(http_request, stream=True, follow_redirects=False)
+            except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
+                if not _stale_pooled(exc, trace):
+                    raise
+                ex.stale_retry = _stale_note(exc, timeline)
+                trace.reset()
+                timeline.mark_sent()  # the row times the retry, not the dead socket
+                response = await client.send(http_request, stream=True, follow_redirects=False)
             try:
                 timeline.mark_headers()
                 ex.status = response.status_code
@@ -179,9 +220,11 @@ async def execute(
                 if not 200 <= response.status_code < 300:
                     ex.error_body = _decode_json(await _read_limited(response, ERROR_BODY_LIMIT))
                 elif request.stream:
-                    await _consume_stream(response, state, adapter, read_timeout_s)
+                    await _consume_stream(
+                        response, state, adapter, read_timeout_s, max_bytes, deadline_at
+                    )
                 else:
-                    body = _decode_json(await _read_limited(response, BODY_LIMIT))
+                    body = _decode_json(await _read_limited(response, min(BODY_LIMIT, max_bytes)))
                     adapter.on_body(body, state)
             finally:
                 await response.aclose()
@@ -189,14 +232,24 @@ async def execute(
         _timed_out(ex, state, trace, f"overall deadline of {deadline_s:.1f} s passed")
     except _Stalled:
         ex.failure, ex.detail = "stall", f"no token for {read_timeout_s:.1f} s"
-    except (httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
-        ex.failure, ex.detail = "timeout_connect", type(exc).__name__
+    except _TooLarge:
+        ex.failure = "response_too_large"
+        ex.detail = f"the answer passed {max_bytes:,} decoded bytes; the rest was not read"
+    except LineTooLong as exc:
+        ex.failure, ex.detail = "malformed_stream", str(exc)
+    except httpx.ConnectTimeout:
+        where = _host_port(http_request.url)
+        ex.failure, ex.detail = "timeout_connect", f"ConnectTimeout: no connection to {where}"
+    except httpx.PoolTimeout:
+        ex.failure, ex.detail = "timeout_connect", "PoolTimeout: no free pooled connection"
     except httpx.ReadTimeout:
         _timed_out(ex, state, trace, f"no byte for {read_timeout_s:.1f} s")
     except httpx.DecodingError as exc:
         ex.failure, ex.detail = "malformed_stream", f"undecodable body: {type(exc).__name__}"
     except (httpx.UnsupportedProtocol, httpx.LocalProtocolError) as exc:
         ex.failure, ex.detail = "bad_request", f"{type(exc).__name__}: request not sendable"
+    except httpx.ConnectError as exc:
+        ex.failure, ex.detail = "connection_error", _connect_failure(exc, http_request.url)
     except httpx.TransportError as exc:
         # Connection refused, reset, or closed mid-body. A close after the finish reason is
         # how some servers end a stream (no [DONE]); that is not a failure.
@@ -208,6 +261,49 @@ async def execute(
     if ex.connection_reused is None:
         ex.connection_reused = trace.reused
     return ex
+
+
+def _stale_pooled(exc: httpx.TransportError, trace: _Trace) -> bool:
+    """A send that failed on a reused connection before any response byte: the server had
+    closed the pooled socket (some do after every response despite ``keep-alive``). That
+    is a client artefact, not a provider failure, so it earns one retry; nothing else does."""
+    if trace.reused is not True:
+        return False
+    if isinstance(exc, httpx.RemoteProtocolError):
+        return "without sending a response" in str(exc)
+    return True  # reset or broken pipe while sending or awaiting the status line
+
+
+def _stale_note(exc: httpx.TransportError, timeline: Timeline) -> str:
+    after_ms = (now_ns() - (timeline.sent or now_ns())) / 1e6
+    return (
+        f"retried once on a new connection: {type(exc).__name__} after {after_ms:.1f} ms "
+        "on a reused connection the server had closed"
+    )
+
+
+def _host_port(url: httpx.URL) -> str:
+    """``host:port`` of a URL; never its path or query, which may carry a key."""
+    port = url.port or (443 if url.scheme == "https" else 80)
+    return f"{url.host}:{port}"
+
+
+def _connect_failure(exc: httpx.ConnectError, url: httpx.URL) -> str:
+    """Which address refused, and why, from the OS error under httpx's wrapper."""
+    cause: BaseException | None = exc
+    while cause is not None and not isinstance(cause, OSError):
+        cause = cause.__cause__ or cause.__context__
+    while isinstance(cause, OSError) and cause.errno is None and cause.__cause__:
+        cause = cause.__cause__  # anyio wraps the per-address errors in a bare OSError
+    if isinstance(cause, socket.gaierror):
+        reason = "host name not resolved"
+    elif isinstance(cause, OSError) and cause.errno == errno.ECONNREFUSED:
+        reason = "connection refused"
+    elif isinstance(cause, OSError) and cause.errno:
+        reason = os.strerror(cause.errno).lower()
+    else:
+        reason = "no connection"
+    return f"ConnectError: cannot connect to {_host_port(url)} ({reason})"
 
 
 def _timed_out(ex: Exchange, state: StreamState, trace: _Trace, why: str) -> None:

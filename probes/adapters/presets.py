@@ -32,6 +32,9 @@ class Preset:
     input_excludes_cache: bool = False  # OpenAI-wire usage counts only uncached input
     # (the Anthropic wire always does; its adapter adds the cache counts back)
     default_base_url: str | None = None
+    # A /tokenize endpoint beside /v1 (self-hosted servers): "llamacpp" ({"content"} ->
+    # {"tokens"}) or "vllm" ({"model", "prompt"} -> {"count"}). Sizes a first prompt exactly.
+    tokenize: str | None = None
     note: str = ""
 
 
@@ -69,12 +72,16 @@ PRESETS: dict[str, Preset] = {
         Preset("openrouter", "openai", default_base_url="https://openrouter.ai/api/v1",
                note=": OPENROUTER PROCESSING comments; usage always in the last chunk; "
                     "reasoning in delta.reasoning"),
-        Preset("vllm", "openai", stream_fields=_INCLUDE_USAGE,
+        Preset("vllm", "openai", stream_fields=_INCLUDE_USAGE, tokenize="vllm",
                note="integer code = HTTP status; finish_reason may share the last content chunk"),
+        Preset("llamacpp", "openai", stream_fields=_INCLUDE_USAGE, tokenize="llamacpp",
+               note="llama.cpp llama-server: timings in the last chunk; /tokenize beside /v1; "
+                    "closes the connection after each streamed response"),
         Preset("ollama", "openai", auth="none", stream_fields=_INCLUDE_USAGE,
                default_base_url="http://localhost:11434/v1",
                note="reasoning in delta.reasoning; no rate-limit headers; no cached count"),
         Preset("simulator", "openai", stream_fields=_INCLUDE_USAGE, think_tags=True,
+               tokenize="llamacpp",
                note="the bundled simulator; wire format comes from the provider config"),
     )
 }  # fmt: skip

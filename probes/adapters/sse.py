@@ -12,7 +12,13 @@ from __future__ import annotations
 import codecs
 from dataclasses import dataclass
 
-__all__ = ["Comment", "Event", "SSEParser"]
+__all__ = ["MAX_LINE_CHARS", "Comment", "Event", "LineTooLong", "SSEParser"]
+
+MAX_LINE_CHARS = 4_000_000  # no real event line comes near; an endless one must not grow
+
+
+class LineTooLong(ValueError):
+    """A line grew past the parser's bound without ending."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,8 +37,10 @@ class Comment:
 class SSEParser:
     """Feed raw bytes as they arrive; get complete events and comments back."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_line: int = MAX_LINE_CHARS) -> None:
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._max_line = max_line
+        self._pending = 0  # characters of the unfinished line
         self._parts: list[str] = []
         self._event = ""
         self._data: list[str] = []
@@ -62,6 +70,9 @@ class SSEParser:
             text = text.removeprefix("\ufeff")
             self._first = False
         if not final and "\n" not in text and "\r" not in text:
+            self._pending += len(text)
+            if self._pending > self._max_line:
+                raise LineTooLong(f"an SSE line passed {self._max_line:,} characters unended")
             self._parts.append(text)  # mid-line: avoid re-joining a long line per read
             return []
         buf = "".join(self._parts) + text
@@ -76,6 +87,7 @@ class SSEParser:
             lines.append(rest)
             rest = ""
         self._parts = [rest + hold] if rest or hold else []
+        self._pending = len(rest) + len(hold)
         out: list[Event | Comment] = []
         for line in lines:
             item = self._line(line)

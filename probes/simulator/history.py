@@ -21,6 +21,7 @@ Per row, with ``noise`` scaling every sigma:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -62,7 +63,22 @@ class Window:
 def window(scenario: Scenario, days: float, end: datetime | None = None) -> Window:
     """``days`` ending at ``end`` (default now); day 0 as the live server computes it."""
     end = end or datetime.now(UTC)
-    return Window(end - timedelta(days=days), end, scenario.clock.start_at())
+    return Window(end - timedelta(days=days), end, scenario.clock.start_at(end.date()))
+
+
+def _drawn(win: Window) -> Window:
+    """The whole UTC days around ``win``: the span the random draws are made over.
+
+    Drawing over whole days and cutting at ``win`` makes the history a function of the
+    day, not of the minute: two runs on the same day share every row they both cover.
+    Drawn over ``win`` itself, every draw moved with the start, so a demo run 40 minutes
+    after another got different noise everywhere and the analysis could date phases
+    differently.
+    """
+    midnight = datetime(win.end.year, win.end.month, win.end.day, tzinfo=UTC)
+    end = midnight + timedelta(days=1)
+    whole_days = math.ceil((end - win.start) / timedelta(days=1))
+    return Window(end - timedelta(days=whole_days), end, win.scenario_start)
 
 
 def generate(
@@ -75,7 +91,8 @@ def generate(
     """All synthetic rows for the window, sorted by time."""
     opts = options or scenario.history
     rng = np.random.default_rng(scenario.seed if seed is None else seed)
-    t0, t1 = win.start.timestamp(), win.end.timestamp()
+    drawn = _drawn(win)
+    t0, t1 = drawn.start.timestamp(), drawn.end.timestamp()
     downtime = _gaps(opts, t0, t1, rng)
     frames = []
     for provider in scenario.providers:
@@ -86,7 +103,8 @@ def generate(
             t = slots + rng.uniform(0.0, opts.scheduler_jitter_s, slots.size)
             t = t[~_inside(t, downtime)]
             frames.append(_rows(scenario, provider, probe, t, win, opts, rng))
-    return pl.concat(frames, how="vertical_relaxed")
+    rows = pl.concat(frames, how="vertical_relaxed")
+    return rows.filter(pl.col("started_at").is_between(win.start, win.end, closed="left"))
 
 
 def _gaps(opts: HistoryOptions, t0: float, t1: float, rng: np.random.Generator) -> Floats:

@@ -6,6 +6,7 @@ every provider, as vendors with an Anthropic-compatible route do):
 * ``POST /{provider}/v1/chat/completions`` - OpenAI Chat Completions
 * ``POST /{provider}/v1/messages`` - Anthropic Messages
 * ``GET /{provider}/v1/models`` - the model list
+* ``POST /{provider}/tokenize`` - llama.cpp-style token count ({"content"} -> {"tokens"})
 * ``GET /_sim/state[?at=ISO]`` - phase, multipliers and demand per provider (JSON)
 * ``GET /_sim/health``, ``GET /_sim/moved`` (target of the ``redirect`` fault)
 
@@ -35,6 +36,8 @@ from probes.simulator.answers import QUALITY_MODES
 from probes.simulator.faults import FAULTS, NO_FAULT
 from probes.simulator.plan import ON_DEMAND_ERRORS, Plan, RequestSpec, make_plan
 from probes.simulator.state import TRANSPORT_KEY, SimState, reset_connection
+from probes.simulator.tokens import count_tokens
+from probes.tasks.base import parse_header
 
 __all__ = ["SimState", "create_app", "describe"]
 
@@ -79,6 +82,16 @@ def create_app(state: SimState) -> ASGIApp:
         data = [{"id": provider.model_at(_day(state, state.now())), "object": "model"}]
         return JSONResponse({"object": "list", "data": data})
 
+    async def tokenize(request: Request) -> Response:
+        """llama.cpp's /tokenize: {"content": text} -> {"tokens": [...]}, this tokenizer."""
+        if _provider(state, request) is None:
+            return JSONResponse({"error": {"message": "unknown provider"}}, status_code=404)
+        try:
+            content = (await request.json())["content"]
+        except (ValueError, KeyError, TypeError):
+            return JSONResponse({"error": {"message": "expected {content}"}}, status_code=400)
+        return JSONResponse({"tokens": list(range(count_tokens(str(content))))})
+
     async def sim_state(request: Request) -> Response:
         at = _parse_at(request.query_params.get("at")) or state.now()
         return JSONResponse(describe(state, at))
@@ -95,6 +108,7 @@ def create_app(state: SimState) -> ASGIApp:
         Route("/{provider}/v1/chat/completions", chat, methods=["POST"]),
         Route("/{provider}/v1/messages", messages, methods=["POST"]),
         Route("/{provider}/v1/models", models, methods=["GET"]),
+        Route("/{provider}/tokenize", tokenize, methods=["POST"]),
         Route("/_sim/state", sim_state, methods=["GET"]),
         Route("/_sim/health", health, methods=["GET"]),
         Route("/_sim/moved", moved, methods=["GET", "POST"]),
@@ -262,7 +276,7 @@ def _spec(
     if quality is not None and quality not in QUALITY_MODES:
         raise ValueError(f"x-sim-quality: unknown mode {quality!r}; known: {list(QUALITY_MODES)}")
     seed_raw = headers.get("x-sim-seed")
-    task = next((t for t in texts if t.startswith("nonce=")), texts[-1] if texts else "")
+    task = next((t for t in texts if parse_header(t)), texts[-1] if texts else "")
     return RequestSpec(
         wire=wire,
         prompt="\n".join(texts),

@@ -2,9 +2,10 @@
 
 Every prompt starts with one header line::
 
-    nonce=<32 hex> family=<name> v=<version> seed=<int> size=<tokens> cpt=<chars per token>
+    <32 hex nonce> family=<name> v=<version> seed=<int> size=<tokens> cpt=<chars per token>
 
-The nonce is random per request, so prefix caches never match (the nonce leads the prompt);
+The nonce is random per request and is the very first text of the message (no label before
+it), so a prefix cache can match nothing past the chat template;
 the rest is what ``probes.tasks.rebuild`` needs to regenerate the same item (the simulator
 uses it to answer correctly). Models are asked to end with a line ``ANSWER: <value>``.
 """
@@ -78,8 +79,8 @@ class Header:
     cpt: float
 
 
-_HEADER = re.compile(
-    r"^nonce=(?P<nonce>[0-9a-f]{32}) family=(?P<family>[a-z_]+) v=(?P<v>\d+) "
+_HEADER = re.compile(  # older prompts had a "nonce=" label before the nonce; still read
+    r"^(?:nonce=)?(?P<nonce>[0-9a-f]{32}) family=(?P<family>[a-z_]+) v=(?P<v>\d+) "
     r"seed=(?P<seed>-?\d+) size=(?P<size>\d+) cpt=(?P<cpt>\d+\.\d{2})$"
 )
 
@@ -90,7 +91,7 @@ def header_line(
     """The header line and the chars-per-token value rounded as the header carries it."""
     cpt = round(max(cpt, 0.5), 2)
     nonce = nonce or secrets.token_hex(16)
-    return f"nonce={nonce} family={family} v={version} seed={seed} size={size} cpt={cpt:.2f}", cpt
+    return f"{nonce} family={family} v={version} seed={seed} size={size} cpt={cpt:.2f}", cpt
 
 
 def parse_header(prompt: str) -> Header | None:

@@ -57,15 +57,23 @@ def browser() -> Iterator[object]:
             instance.close()
 
 
-def visit(browser: object, path: Path, *, screenshot: str | None = None) -> PageVisit:
-    """Load ``path`` in a fresh page; optionally save a full-page screenshot artifact."""
-    page = browser.new_page(viewport={"width": 1100, "height": 900})  # type: ignore[attr-defined]
+def visit(
+    browser: object,
+    path: Path,
+    *,
+    screenshot: str | Path | None = None,
+    width: int = 1100,
+) -> PageVisit:
+    """Load ``path`` in a fresh page ``width`` CSS pixels wide; optionally save a full-page
+    screenshot (a bare name goes to the artifacts folder, a ``Path`` where it says)."""
+    page = browser.new_page(viewport={"width": width, "height": 900})  # type: ignore[attr-defined]
     result = PageVisit(page)
     page.on("request", lambda r: result.requests.append(r.url))
     page.on("console", lambda m: result.console.append(f"{m.type}: {m.text}"))
     page.on("pageerror", lambda e: result.errors.append(str(e)))
     page.goto(path.resolve().as_uri(), wait_until="load")
     if screenshot:
-        ARTIFACTS.mkdir(exist_ok=True)
-        page.screenshot(path=str(ARTIFACTS / screenshot), full_page=True)
+        target = screenshot if isinstance(screenshot, Path) else ARTIFACTS / screenshot
+        target.parent.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(target), full_page=True)
     return result

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,6 +21,7 @@ from pipeline.config_types import (
 )
 from probes.ids import new_run_id
 from probes.result import ProbeResult, planned_row
+from tests.support.waiting import wait_until, wait_until_async
 
 __all__ = ["LocalProbe", "WebhookReceiver", "make_config", "wait_until", "wait_until_async"]
 
@@ -150,26 +150,6 @@ def with_daemon(config: Config, **changes: object) -> Config:
     return replace(config, daemon=replace(config.daemon, **changes))  # type: ignore[arg-type]
 
 
-def wait_until(predicate: Callable[[], bool], timeout: float = 30.0, what: str = "") -> None:
-    """Poll ``predicate`` until true; fail with ``what`` after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what or predicate}")
-        time.sleep(0.02)
-
-
-async def wait_until_async(
-    predicate: Callable[[], bool], timeout: float = 30.0, what: str = ""
-) -> None:
-    """``wait_until`` for code running inside the event loop."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what or predicate}")
-        await asyncio.sleep(0.02)
-
-
 class WebhookReceiver:
     """A real HTTP server on loopback that records every JSON body posted to it."""
 
@@ -201,7 +181,8 @@ class WebhookReceiver:
     def close(self) -> None:
         self._server.shutdown()
         self._server.server_close()
-        self._thread.join()
+        self._thread.join(60)
+        assert not self._thread.is_alive(), "the webhook receiver did not stop within 60s"
 
 
 def free_port() -> int:
