@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.config_types import (
+from pipeline.config import (
     Config,
     DaemonConfig,
     ProbeConfig,

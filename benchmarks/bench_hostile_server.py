@@ -29,7 +29,7 @@ _EVENT = json.dumps({"choices": [{"index": 0, "delta": {"content": "x" * 1000}}]
 _PROBE = """
 import asyncio, json, sys, time
 import httpx
-from pipeline.config_types import ProbeConfig, ProviderConfig
+from pipeline.config import ProbeConfig, ProviderConfig
 from probes.runner import run_probe
 provider = ProviderConfig(name="p", format="openai", base_url=f"http://127.0.0.1:{sys.argv[1]}/v1",
                           model="m", api_key_env=None, preset="openai")

@@ -29,7 +29,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pipeline.config_types import ProbeConfig, ProviderConfig  # noqa: E402
+from pipeline.config import ProbeConfig, ProviderConfig  # noqa: E402
 from probes.runner import build_item, run_probe  # noqa: E402
 from probes.sizing import CharsPerToken  # noqa: E402
 from probes.tasks import FAMILIES  # noqa: E402

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import polars as pl
 
-from pipeline.config_checker import did_you_mean
+from pipeline.config.checker import did_you_mean
 from pipeline.warehouse import Warehouse
 
 __all__ = [

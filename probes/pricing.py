@@ -4,7 +4,7 @@ tokens). Cached input is billed at the cached price; a provider's own figure (Op
 
 from __future__ import annotations
 
-from pipeline.config_types import ProviderConfig
+from pipeline.config.model import ProviderConfig
 
 __all__ = ["cost_usd"]
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 if TYPE_CHECKING:
-    from pipeline.config_types import ProbeConfig, ProviderConfig
+    from pipeline.config.model import ProbeConfig, ProviderConfig
 
 __all__ = [
     "INT64_MAX",

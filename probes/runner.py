@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 
 import httpx
 
-from pipeline.config_types import ProbeConfig, ProviderConfig
+from pipeline.config.model import ProbeConfig, ProviderConfig
 from probes.adapters import ADAPTERS, preset_for
 from probes.adapters.http import Exchange, execute
 from probes.adapters.presets import Preset

@@ -8,7 +8,7 @@ import socket
 import httpx
 import pytest
 
-from pipeline.config_types import ProbeConfig, ProviderConfig
+from pipeline.config import ProbeConfig, ProviderConfig
 from probes.runner import run_probe
 
 SECRET = "sk-test-0123456789abcdef"

@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from pipeline.config_types import ProbeConfig, ProviderConfig
+from pipeline.config import ProbeConfig, ProviderConfig
 from probes.result import ProbeResult
 from probes.runner import run_probe
 

@@ -10,8 +10,8 @@ from typer.testing import CliRunner
 
 from pipeline.cli import app
 from pipeline.config import ConfigError, load_config, parse_context
-from pipeline.plan import format_runs
-from pipeline.starter_config import STARTER_CONFIG
+from pipeline.config.plan import format_runs
+from pipeline.config.starter import STARTER_CONFIG
 
 VALID = """\
 [warehouse]
@@ -343,7 +343,7 @@ def test_cron_weekdays_follow_crontab(tmp_path: Path, cron: str, normalized: str
     path = write(tmp_path, replace('every = "10m"', f'cron = "{cron}"'))
     probe = load_config(path).probes[0]
     assert probe.cron == normalized
-    from pipeline.schedule import cron_fire_times
+    from pipeline.config.schedule import cron_fire_times
 
     days = {t.strftime("%a").lower() for t in cron_fire_times(probe.cron)}
     if normalized.split()[4] != "*":

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from pipeline.config_types import AlertsConfig, Webhook
+from pipeline.config import AlertsConfig, Webhook
 from pipeline.daemon.alerts import (
     AlertEvaluator,
     send_phase_alert,

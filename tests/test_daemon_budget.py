@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
-from pipeline.config_types import BudgetConfig, BudgetLimits, ProbeConfig
+from pipeline.config import BudgetConfig, BudgetLimits, ProbeConfig
 from pipeline.daemon.budget import BudgetGuard, Reservation, Spend, estimate
 from tests.support.daemon import make_config
 

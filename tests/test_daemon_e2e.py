@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 import pytest
 
-from pipeline.config_types import (
+from pipeline.config import (
     BudgetConfig,
     BudgetLimits,
     Config,

@@ -25,8 +25,7 @@ from typing import Any
 
 import pytest
 
-from pipeline.config import load_config
-from pipeline.config_types import Config, ProbeConfig, ProviderConfig
+from pipeline.config import Config, ProbeConfig, ProviderConfig, load_config
 from pipeline.daemon import Daemon, DaemonStats, DaemonTuning
 from pipeline.daemon.segment_writer import FlushBatch, SegmentWriter
 from pipeline.daemon.spool import Spool, SpoolError, list_segments, read_segment

@@ -19,7 +19,7 @@ from zoneinfo import ZoneInfo
 import httpx
 import pytest
 
-from pipeline.config_types import (
+from pipeline.config import (
     AlertsConfig,
     BudgetConfig,
     BudgetLimits,

@@ -10,7 +10,7 @@ from pathlib import Path
 from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
-from pipeline.config_types import ProbeConfig
+from pipeline.config import ProbeConfig
 from pipeline.daemon.schedule import (
     JobSpec,
     job_specs,

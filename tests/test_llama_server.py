@@ -13,7 +13,7 @@ import asyncio
 import httpx
 import pytest
 
-from pipeline.config_types import ProbeConfig, ProviderConfig
+from pipeline.config import ProbeConfig, ProviderConfig
 from probes.result import ProbeResult
 from probes.runner import run_probe
 from probes.sizing import CharsPerToken

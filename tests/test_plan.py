@@ -12,8 +12,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from pipeline.config_types import Config, ProbeConfig, ProviderConfig, WarehouseConfig
-from pipeline.plan import plan_rows
+from pipeline.config import Config, ProbeConfig, ProviderConfig, WarehouseConfig
+from pipeline.config.plan import plan_rows
 from probes.result import ProbeResult
 from probes.runner import run_probe
 from probes.simulator import SimulatorHandle

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from pipeline.cli import app
-from pipeline.config_types import Config, ReportConfig, WarehouseConfig
+from pipeline.config import Config, ReportConfig, WarehouseConfig
 from pipeline.report import (
     IsoWeek,
     default_week,

@@ -10,7 +10,7 @@ from dataclasses import replace
 import httpx
 import pytest
 
-from pipeline.config_types import ProbeConfig, ProviderConfig
+from pipeline.config import ProbeConfig, ProviderConfig
 from probes.errors import ERROR_CLASSES
 from probes.result import ProbeResult
 from probes.runner import run_probe

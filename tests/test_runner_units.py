@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 import httpx
 import pytest
 
-from pipeline.config_types import ProbeConfig, ProviderConfig
+from pipeline.config import ProbeConfig, ProviderConfig
 from probes.adapters.state import StreamState, ThinkSplitter
 from probes.pricing import cost_usd
 from probes.ratelimits import parse_duration_s, rate_limits, request_id, safe_headers

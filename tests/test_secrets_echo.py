@@ -18,7 +18,7 @@ from urllib.parse import quote
 import httpx
 import pytest
 
-from pipeline.config_types import ProbeConfig, ProviderConfig
+from pipeline.config import ProbeConfig, ProviderConfig
 from pipeline.daemon.logs import setup_logging
 from pipeline.report import IsoWeek, render_report
 from pipeline.warehouse import Warehouse

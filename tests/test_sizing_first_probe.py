@@ -19,7 +19,7 @@ import pytest
 from typer.testing import CliRunner
 
 from pipeline.cli import app
-from pipeline.config_types import ProbeConfig, ProviderConfig
+from pipeline.config import ProbeConfig, ProviderConfig
 from pipeline.daemon.state import learned_chars_per_token
 from pipeline.warehouse import Warehouse
 from probes.result import ProbeResult

@@ -13,9 +13,9 @@ import pytest
 from typer.testing import CliRunner
 
 from pipeline.cli import app
-from pipeline.queries import canned_queries, query_header
 from pipeline.resources import sql_dir
 from pipeline.warehouse import Warehouse
+from pipeline.warehouse.queries import canned_queries, query_header
 from tests.support.lock_holder import holding
 from tests.support.waiting import read_line
 

@@ -11,7 +11,7 @@ import httpx
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipeline.config_types import ProbeConfig, ProviderConfig
+from pipeline.config import ProbeConfig, ProviderConfig
 from probes.adapters.sse import Comment, Event, SSEParser
 from probes.errors import ERROR_CLASSES
 from probes.runner import run_probe

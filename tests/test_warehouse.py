@@ -10,8 +10,8 @@ import duckdb
 import polars as pl
 import pytest
 
-from pipeline.schema import Migration, SchemaError, load_migrations
 from pipeline.warehouse import Warehouse, WarehouseBusy, WarehouseError
+from pipeline.warehouse.migrations import Migration, SchemaError, load_migrations
 from probes.ids import new_run_id, run_id_at
 from probes.result import ProbeResult
 from tests.support.lock_holder import holding

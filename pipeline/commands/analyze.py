@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from pipeline.commands.common import CONFIG_OPTION, DB_OPTION, existing_warehouse, fail
-from pipeline.durations import DurationError, parse_duration
+from pipeline.config.durations import DurationError, parse_duration
 from pipeline.warehouse import WarehouseError
 
 __all__ = ["parse_since", "register"]

@@ -8,8 +8,7 @@ from typing import NoReturn
 
 import typer
 
-from pipeline.config import ConfigError, load_config
-from pipeline.config_types import Config
+from pipeline.config import Config, ConfigError, load_config
 from pipeline.warehouse import Warehouse
 
 __all__ = [

@@ -20,7 +20,7 @@ from pipeline.commands.common import (
     missing_warehouse,
     warehouse_path,
 )
-from pipeline.config_types import Config, WarehouseConfig
+from pipeline.config import Config, WarehouseConfig
 from pipeline.daemon import Daemon, DaemonError
 from pipeline.daemon.logs import setup_logging
 from pipeline.daemon.spool import pending_lines

@@ -18,8 +18,8 @@ from pipeline.commands.common import (
     load_or_fail,
     warehouse_from,
 )
-from pipeline.plan import format_runs, plan_rows, provider_totals
-from pipeline.queries import QueryError, canned_queries, resolve_sql
+from pipeline.config.plan import format_runs, plan_rows, provider_totals
+from pipeline.config.starter import STARTER_CONFIG
 from pipeline.releases import (
     Release,
     ReleaseError,
@@ -29,9 +29,9 @@ from pipeline.releases import (
     list_releases,
     parse_release,
 )
-from pipeline.sql_output import FORMATS, write_frame
-from pipeline.starter_config import STARTER_CONFIG
 from pipeline.warehouse import SqlError, WarehouseError
+from pipeline.warehouse.queries import QueryError, canned_queries, resolve_sql
+from pipeline.warehouse.sql_output import FORMATS, write_frame
 
 __all__ = ["register"]
 

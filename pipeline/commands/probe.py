@@ -14,9 +14,8 @@ from rich.console import Console
 from rich.table import Table
 
 from pipeline.commands.common import CONFIG_OPTION, DB_OPTION, fail, load_or_fail, warehouse_from
-from pipeline.config import parse_context
-from pipeline.config_checker import did_you_mean
-from pipeline.config_types import Config, ProbeConfig, ProviderConfig
+from pipeline.config import Config, ProbeConfig, ProviderConfig, parse_context
+from pipeline.config.checker import did_you_mean
 from pipeline.daemon.state import learned_chars_per_token
 from pipeline.warehouse import Warehouse, WarehouseError
 from probes.result import ProbeResult

@@ -14,7 +14,7 @@ from pipeline.commands.common import (
     fail,
     load_or_fail,
 )
-from pipeline.config_types import Config
+from pipeline.config import Config
 from pipeline.warehouse import WarehouseError
 from probes.secrets import Secrets
 

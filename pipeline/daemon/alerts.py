@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 import numpy as np
 
-from pipeline.config_types import AlertsConfig, Webhook
+from pipeline.config import AlertsConfig, Webhook
 from probes.ids import new_run_id
 from probes.result import ProbeResult
 

@@ -14,8 +14,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 
-from pipeline.config_types import BudgetConfig, BudgetLimits, ProbeConfig, ProviderConfig
-from pipeline.plan import run_cost_usd
+from pipeline.config import BudgetConfig, BudgetLimits, ProbeConfig, ProviderConfig
+from pipeline.config.plan import run_cost_usd
 from probes.pricing import cost_usd
 from probes.result import ProbeResult
 

@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 
-from pipeline.config_types import Config, ProbeConfig, ProviderConfig
+from pipeline.config import Config, ProbeConfig, ProviderConfig
 
 __all__ = ["CapUsage", "Caps"]
 

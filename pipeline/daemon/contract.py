@@ -9,7 +9,7 @@ from typing import Protocol
 
 import httpx
 
-from pipeline.config_types import ProbeConfig, ProviderConfig
+from pipeline.config import ProbeConfig, ProviderConfig
 from pipeline.daemon.alerts import AlertEvent
 from pipeline.daemon.caps import CapUsage
 from probes.result import ProbeResult

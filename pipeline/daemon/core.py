@@ -25,7 +25,7 @@ import httpx
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.base import BaseTrigger
 
-from pipeline.config_types import Config
+from pipeline.config import Config
 from pipeline.daemon.alerts import AlertEvaluator
 from pipeline.daemon.budget import BudgetGuard
 from pipeline.daemon.caps import Caps

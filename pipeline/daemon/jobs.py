@@ -21,7 +21,7 @@ from apscheduler.events import (
 from apscheduler.jobstores.base import JobLookupError
 from apscheduler.triggers.base import BaseTrigger
 
-from pipeline.config_types import Config
+from pipeline.config import Config
 from pipeline.daemon.alerts import send_phase_alert, send_report_link
 from pipeline.daemon.report_job import JOB_ID as REPORT_JOB_ID
 from pipeline.daemon.report_job import add_report_job, analyse_and_render

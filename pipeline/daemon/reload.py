@@ -10,7 +10,7 @@ import logging
 from dataclasses import replace
 from pathlib import Path
 
-from pipeline.config_types import Config
+from pipeline.config import Config
 from pipeline.daemon.jobs import Scheduling
 from pipeline.daemon.schedule import job_specs
 

@@ -20,7 +20,7 @@ from typing import Any
 from apscheduler.schedulers.base import BaseScheduler
 from apscheduler.triggers.cron import CronTrigger
 
-from pipeline.config_types import Config
+from pipeline.config import Config
 from pipeline.warehouse import Warehouse
 
 __all__ = ["JOB_ID", "PhaseChangeAlert", "WeeklyOutcome", "add_report_job", "analyse_and_render"]

@@ -15,7 +15,7 @@ import logging
 from datetime import UTC, datetime
 from typing import Any
 
-from pipeline.config_types import ProviderConfig
+from pipeline.config import ProviderConfig
 from pipeline.daemon.alerts import AlertEvent, deliver
 from pipeline.daemon.budget import Reservation, Spend, result_usage
 from pipeline.daemon.core import InFlight

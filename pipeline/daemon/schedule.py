@@ -18,7 +18,7 @@ from apscheduler.triggers.base import BaseTrigger
 from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
-from pipeline.config_types import Config, ProbeConfig, ProviderConfig
+from pipeline.config import Config, ProbeConfig, ProviderConfig
 
 __all__ = ["JobSpec", "job_key", "job_specs", "make_trigger", "misfire_grace_s", "offset_s"]
 

@@ -28,7 +28,7 @@ from apscheduler.events import (
 )
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
-from pipeline.config_types import Config
+from pipeline.config import Config
 from pipeline.daemon import state
 from pipeline.daemon.budget import Spend
 from pipeline.daemon.caps import Caps

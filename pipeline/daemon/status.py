@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from pipeline.config_types import Config
+from pipeline.config import Config
 from pipeline.daemon.segment_writer import EVENT_TABLE, SPOOL_TABLE
 from pipeline.daemon.spool import Spool, pending_lines
 from pipeline.daemon.state import day_start

@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 
-from pipeline.config_types import ProbeConfig, ProviderConfig
+from pipeline.config import ProbeConfig, ProviderConfig
 from probes.result import ProbeResult
 
 __all__ = ["ProbeWorkers"]

@@ -18,9 +18,8 @@ from pathlib import Path
 from typing import Protocol
 
 from pipeline.analysis.orchestrate import run_analysis
-from pipeline.config import default_config
-from pipeline.config_file import write_demo_config
-from pipeline.config_types import Config
+from pipeline.config import Config, default_config
+from pipeline.config.writer import write_demo_config
 from pipeline.daemon import DaemonTuning, run_daemon
 from pipeline.report.render import render_report
 from pipeline.report.weeks import IsoWeek

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from pipeline.config_types import Config
+from pipeline.config import Config
 from pipeline.report.build import build_context
 from pipeline.report.context import IndexEntry
 from pipeline.report.data import load_report_data, report_week

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import httpx
 
-from pipeline.config_types import (
+from pipeline.config import (
     AlertsConfig,
     BudgetConfig,
     Config,

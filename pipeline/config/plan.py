@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pipeline.config_types import Config, ProbeConfig, ProviderConfig
-from pipeline.durations import format_duration
-from pipeline.schedule import runs_per_day
+from pipeline.config.durations import format_duration
+from pipeline.config.model import Config, ProbeConfig, ProviderConfig
+from pipeline.config.schedule import runs_per_day
 from probes.runner import build_item
 from probes.tasks import FAMILIES
 

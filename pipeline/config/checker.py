@@ -14,9 +14,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pipeline.config_schema import SECTIONS, Key
-from pipeline.durations import DurationError, parse_duration
-from pipeline.toml_lines import KeyLines
+from pipeline.config.durations import DurationError, parse_duration
+from pipeline.config.keys import SECTIONS, Key
+from pipeline.config.toml_lines import KeyLines
 from probes.result import INT64_MAX, INT64_MIN
 
 __all__ = ["Checker", "ConfigError", "did_you_mean", "type_name"]

@@ -5,7 +5,7 @@ here keeps the file open: every operation opens a connection, does its work in a
 transaction and closes it. A lock held by another process is retried briefly and then
 reported as ``WarehouseBusy`` naming the holder, never as a raw DuckDB error.
 
-The schema (migrations, views, bundled reference data) is ``pipeline.schema``; it is
+The schema (migrations, views, bundled reference data) is ``pipeline.warehouse.migrations``; it is
 applied on the first write connection of each ``Warehouse`` object.
 """
 
@@ -23,7 +23,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from pipeline.schema import (
+from pipeline.warehouse.migrations import (
     Migration,
     SchemaError,
     apply_migrations,

@@ -7,7 +7,7 @@ from itertools import pairwise
 
 from apscheduler.triggers.cron import CronTrigger
 
-from pipeline.config_types import ProbeConfig
+from pipeline.config.model import ProbeConfig
 
 __all__ = [
     "cron_fire_times",

@@ -1,4 +1,4 @@
-"""Build each section of the config from its checked table (``pipeline.config_checker``)."""
+"""Build each section of the config from its checked table (``pipeline.config.checker``)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pipeline.config_checker import Checker, did_you_mean, type_name
-from pipeline.config_types import (
+from pipeline.config.checker import Checker, did_you_mean, type_name
+from pipeline.config.model import (
     AlertsConfig,
     BudgetConfig,
     BudgetLimits,
@@ -22,7 +22,7 @@ from pipeline.config_types import (
     WarehouseConfig,
     Webhook,
 )
-from pipeline.schedule import cron_interval_s, cron_never_fires, normalize_crontab
+from pipeline.config.schedule import cron_interval_s, cron_never_fires, normalize_crontab
 from probes.adapters.presets import PRESETS
 from probes.tasks import FAMILIES, parse_context
 

@@ -14,9 +14,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from pipeline.config import SimulatedProvider, default_config
-from pipeline.config_types import Config, ProbeConfig, ProviderConfig
-from pipeline.durations import format_duration
+from pipeline.config.durations import format_duration
+from pipeline.config.load import SimulatedProvider, default_config
+from pipeline.config.model import Config, ProbeConfig, ProviderConfig
 
 __all__ = ["CONFIG_NAME", "config_toml", "write_demo_config"]
 

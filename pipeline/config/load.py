@@ -1,4 +1,4 @@
-"""Load and validate ``nerfwatch.toml`` into typed objects (``pipeline.config_types``).
+"""Load and validate ``nerfwatch.toml`` into typed objects (``pipeline.config.model``).
 
 Every problem is a ``ConfigError`` whose text is one line: file, line where known, the key
 and what was expected, e.g. ``nerfwatch.toml:14: providers[1].format: expected "openai" or
@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
 
-from pipeline.config_checker import Checker, ConfigError
-from pipeline.config_sections import build
-from pipeline.config_types import Config, ProbeConfig, ProviderConfig, ReportConfig, WarehouseConfig
-from pipeline.toml_lines import KeyLines
+from pipeline.config.checker import Checker, ConfigError
+from pipeline.config.model import Config, ProbeConfig, ProviderConfig, ReportConfig, WarehouseConfig
+from pipeline.config.sections import build
+from pipeline.config.toml_lines import KeyLines
 from probes.tasks import parse_context
 
 __all__ = [
