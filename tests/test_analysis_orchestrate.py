@@ -10,7 +10,8 @@ import duckdb
 import pytest
 from typer.testing import CliRunner
 
-from pipeline.analysis.orchestrate import phase_changes_since, run_analysis
+from pipeline.analysis.orchestrate import run_analysis
+from pipeline.analysis.phase_changes import phase_changes_since
 from pipeline.cli import app
 from pipeline.warehouse import Warehouse, WarehouseError
 from tests.support.planted import START, PlantedPhase, PlantedProvider, generate, releases_frame

@@ -10,12 +10,12 @@ import polars as pl
 import pytest
 
 from pipeline.analysis import release_cycles as rc
+from pipeline.analysis.degraded_days import daily_probability
 from pipeline.analysis.incidents import vendor_incidents
 from pipeline.analysis.onset import ramp_fit
 from pipeline.analysis.phases import (
     ProviderSeries,
     Segment,
-    daily_probability,
     find_phases,
     refine_onsets,
     severity_signal,

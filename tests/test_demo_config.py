@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 from pipeline.cli import app
 from pipeline.config import default_config, load_config
 from pipeline.config.writer import write_demo_config
-from pipeline.report.demo import DemoOptions, run_demo
+from pipeline.demo import DemoOptions, run_demo
 from pipeline.warehouse import Warehouse
 from probes.simulator import configure
 

@@ -31,21 +31,18 @@
    long-context TTFT for long_context_issues or when only long context moved, on output
    speed when only decoding slowed (``severity_signal``), short-context TTFT otherwise.
 
-A per-day probability of being degraded comes from a two-regime Markov switching model on
-daily log TTFT when there are >= 30 days and the regimes differ by >= 5 %; otherwise from
-the phases (share of the day's hours in a degraded or recovering phase).
+The per-day probability of being degraded is ``pipeline.analysis.degraded_days``; the
+dataclasses are in ``pipeline.analysis.phase_types``.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-import warnings
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 import numpy as np
-from numpy.typing import NDArray
 
 from pipeline.analysis.changepoints import detect
 from pipeline.analysis.effects import (
@@ -54,24 +51,22 @@ from pipeline.analysis.effects import (
     relative_shift_ci,
 )
 from pipeline.analysis.onset import lag1, ramp_fit
+from pipeline.analysis.phase_types import FloatArray, IntArray, Phase, ProviderSeries, Segment
 
 __all__ = [
     "MIN_BASELINE_HOURS",
+    "MIN_LATENCY_EFFECT",
     "Phase",
     "ProviderSeries",
     "Segment",
-    "daily_probability",
     "find_phases",
     "refine_onsets",
     "severity_signal",
 ]
 
-FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.int64]
-
 _ALPHA = 0.01
 MIN_BASELINE_HOURS = 72  # hours with short-context TTFT a baseline needs (3 days)
-_MIN_LATENCY = 0.05
+MIN_LATENCY_EFFECT = 0.05  # smallest relative latency shift worth a phase
 _MIN_PENALTY = 0.10
 _MIN_ERROR_RATIO = 1.5
 _MIN_ERROR_DIFF = 0.005
@@ -79,54 +74,6 @@ _MIN_ACCURACY_DROP = 0.02
 _MIN_FLAG_RATIO = 2.0
 _MERGE_HOURS = 24
 _LATENCY = frozenset({"ttft_short", "ttft_long", "long_context_penalty", "output_speed"})
-
-
-@dataclass(frozen=True)
-class ProviderSeries:
-    """Hourly signals of one provider/model on a complete hourly grid (NaN/0 = missing)."""
-
-    hours: NDArray[np.datetime64]
-    short: FloatArray  # deseasonalized log TTFT p50, short context
-    long: FloatArray | None = None  # deseasonalized log TTFT p50, long context
-    n: IntArray | None = None  # probes per hour (all outcomes)
-    n_errors: IntArray | None = None  # busy errors + timeouts
-    n_scored: IntArray | None = None
-    n_correct: IntArray | None = None
-    n_flagged: IntArray | None = None
-    speed: FloatArray | None = None  # deseasonalized log output tokens/s, short context
-
-    def slowness(self) -> FloatArray | None:
-        """Log seconds per output token: output speed turned so that up is worse, like
-        TTFT, for the detectors and fits that look for a rise."""
-        return None if self.speed is None else -self.speed
-
-
-@dataclass(frozen=True)
-class Segment:
-    start: int
-    end: int  # exclusive, hour index
-    moved: dict[str, float] = field(default_factory=dict)  # signal -> effect
-    pvalues: dict[str, float] = field(default_factory=dict)
-    label: str = "stable"
-    stage: str = "stable"
-    onset_lo: int | None = None  # 95 % interval of a dated onset (hour index)
-    onset_hi: int | None = None
-
-
-@dataclass(frozen=True)
-class Phase:
-    phase_no: int
-    label: str
-    stage: str
-    start: int
-    end: int  # exclusive hour index
-    severity: float
-    severity_lo: float
-    severity_hi: float
-    confidence: float
-    signals: list[str]
-    start_lo: int | None = None  # 95 % interval of the start when dated by the ramp fit
-    start_hi: int | None = None
 
 
 def _daily_breaks(events: IntArray | None, totals: IntArray | None) -> list[int]:
@@ -196,11 +143,11 @@ def _compare(s: ProviderSeries, seg: tuple[int, int], base: tuple[int, int]) -> 
         if p < _ALPHA and effect >= minimum:
             moved[name] = effect
 
-    latency("ttft_short", s.short, _MIN_LATENCY)
-    latency("ttft_long", s.long, _MIN_LATENCY)
+    latency("ttft_short", s.short, MIN_LATENCY_EFFECT)
+    latency("ttft_long", s.long, MIN_LATENCY_EFFECT)
     if s.long is not None:
         latency("long_context_penalty", s.long - s.short, _MIN_PENALTY)
-    latency("output_speed", s.slowness(), _MIN_LATENCY)
+    latency("output_speed", s.slowness(), MIN_LATENCY_EFFECT)
     if "output_speed" in moved:  # reported as the change in speed (negative: slower)
         moved["output_speed"] = 1.0 / (1.0 + moved["output_speed"]) - 1.0
     _counts(s, seg, base, moved, pvals)
@@ -385,7 +332,7 @@ def _moved_again(group: list[Segment], seg: Segment, s: ProviderSeries) -> bool:
     if shift is None:
         return False
     change, p_up = shift
-    return abs(change) >= math.log1p(_MIN_LATENCY) and 2.0 * min(p_up, 1.0 - p_up) < _ALPHA
+    return abs(change) >= math.log1p(MIN_LATENCY_EFFECT) and 2.0 * min(p_up, 1.0 - p_up) < _ALPHA
 
 
 def _phase_groups(segments: list[Segment], s: ProviderSeries) -> list[list[Segment]]:
@@ -446,53 +393,3 @@ def _merge_phases(
             )
         )
     return phases
-
-
-def daily_probability(
-    s: ProviderSeries, phases: list[Phase], seed: int = 0
-) -> tuple[NDArray[np.datetime64], FloatArray, str]:
-    """(days, p_degraded, method) per UTC day covered by the series."""
-    days_idx = s.hours.astype("datetime64[D]")
-    days, inverse = np.unique(days_idx, return_inverse=True)
-    degraded_hour = np.zeros(s.short.size)
-    for ph in phases:
-        if ph.label != "stable":
-            degraded_hour[ph.start : ph.end] = 1.0
-    from_phases = np.bincount(inverse, weights=degraded_hour) / np.bincount(inverse)
-    daily = np.full(days.size, np.nan)
-    for d in range(days.size):
-        vals = s.short[inverse == d]
-        vals = vals[np.isfinite(vals)]
-        if vals.size:
-            daily[d] = float(np.median(vals))
-    markov = _markov(daily, seed)
-    if markov is None:
-        return days, from_phases, "phases"
-    return days, markov, "markov"
-
-
-def _markov(daily: FloatArray, seed: int) -> FloatArray | None:
-    """Smoothed probability of the high-TTFT regime, or None when no second regime shows."""
-    ok = np.isfinite(daily)
-    if ok.sum() < 30:
-        return None
-    from statsmodels.tsa.regime_switching.markov_regression import MarkovRegression
-
-    y = np.interp(np.arange(daily.size), np.flatnonzero(ok), daily[ok])
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            model = MarkovRegression(y, k_regimes=2, trend="c", switching_variance=True)
-            res = model.fit(search_reps=2, disp=False, rng=np.random.default_rng(seed))
-    except (np.linalg.LinAlgError, ValueError, RuntimeError, FloatingPointError):
-        # Known statsmodels quirks (SVD not converging, NaN likelihood): fall back to phases.
-        return None
-    params = np.asarray(res.params)
-    names = list(model.param_names)
-    means = [float(params[names.index(f"const[{i}]")]) for i in range(2)]
-    high = int(np.argmax(means))
-    if abs(means[1] - means[0]) < math.log1p(_MIN_LATENCY):
-        return None
-    probs = np.asarray(res.smoothed_marginal_probabilities)
-    p = probs[:, high] if probs.ndim == 2 else probs
-    return np.clip(np.asarray(p, dtype=np.float64), 0.0, 1.0)

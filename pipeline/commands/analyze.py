@@ -44,7 +44,8 @@ def analyze(
     db: Path | None = DB_OPTION,
 ) -> None:
     """Find seasonality, change points, degradation phases, warning signs and release cycles."""
-    from pipeline.analysis.orchestrate import phase_changes_since, run_analysis
+    from pipeline.analysis.orchestrate import run_analysis
+    from pipeline.analysis.phase_changes import phase_changes_since
 
     try:
         start = parse_since(since) if since else None

@@ -15,7 +15,7 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeEl
 from pipeline.commands.common import fail
 
 if TYPE_CHECKING:
-    from pipeline.report.demo import Advance
+    from pipeline.demo import Advance
 
 __all__ = ["register"]
 
@@ -47,7 +47,7 @@ def demo(
     ),
 ) -> None:
     """Run everything on simulated providers (no config, no keys) and print the report path."""
-    from pipeline.report.demo import DemoError, DemoOptions, run_demo  # heavy: see report.py
+    from pipeline.demo import DemoError, DemoOptions, run_demo  # heavy: see report.py
 
     console = Console(stderr=True)
     # Overrun skips are recorded as rows; their scheduler warnings would break the bars.

@@ -1,0 +1,151 @@
+"""Per-series rows: seasonality, offline and online change points, rate changes.
+
+One deseasonalized log series (latency metrics) or one daily rate (errors, timeouts, wrong
+answers, sanity flags) at a time; each break gets an effect with its interval and a p-value.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import polars as pl
+from numpy.typing import NDArray
+
+from pipeline.analysis.changepoints import detect
+from pipeline.analysis.effects import (
+    fisher_one_sided,
+    mann_whitney_one_sided,
+    rate_ratio_ci,
+    relative_shift_ci,
+)
+from pipeline.analysis.online import online_alarms
+from pipeline.analysis.rows import ResultRows, as_datetime, finite
+from pipeline.analysis.seasonality import Seasonality
+
+__all__ = [
+    "ONLINE_ARL0_HOURS",
+    "ONLINE_METRICS",
+    "change_rows",
+    "log_or_nan",
+    "rate_change_rows",
+    "seasonality_rows",
+]
+
+ONLINE_ARL0_HOURS = 24 * 90
+# Hourly p95 of a dozen probes is too skewed and noisy for a normal-theory CUSUM: alarms run
+# on the medians only (the offline detector, rank-confirmed, still covers p95).
+ONLINE_METRICS = ("ttft_p50_ms", "total_p50_ms", "output_tps_p50")
+
+
+def _level(log_values: NDArray[np.float64]) -> float | None:
+    """Median level back on the metric's scale (None without data)."""
+    kept = log_values[np.isfinite(log_values)]
+    return finite(math.exp(float(np.median(kept)))) if kept.size else None
+
+
+def log_or_nan(x: NDArray[np.float64]) -> NDArray[np.float64]:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(x > 0, np.log(x), np.nan)
+
+
+def seasonality_rows(c: ResultRows, key: tuple[str, str, str], metric: str, s: Seasonality) -> None:
+    provider, model, ctx = key
+    c.add(
+        "seasonality", provider=provider, model=model, metric=metric, context_class=ctx,
+        method=s.method, n_hours=s.n_hours, peak_to_trough=finite(s.peak_to_trough),
+        peak_hours=s.peak_hours, pvalue=finite(s.pvalue), significant=s.significant,
+        detail=s.detail,
+    )  # fmt: skip
+    if metric == "ttft_p50_ms":
+        for how in range(168):
+            c.add(
+                "hour_of_week", provider=provider, model=model, metric=metric,
+                context_class=ctx, how=how, value=float(s.profile[how]),
+                n=int(s.profile_n[how]),
+            )  # fmt: skip
+
+
+def change_rows(
+    c: ResultRows,
+    key: tuple[str, str, str],
+    metric: str,
+    hours: NDArray[np.datetime64],
+    adjusted: NDArray[np.float64],
+    seed: int,
+) -> None:
+    """Offline (confirmed) and online change points of one deseasonalized log series."""
+    provider, model, ctx = key
+    breaks = detect(adjusted)
+    edges = [0, *breaks, adjusted.size]
+    for i, b in enumerate(breaks, start=1):
+        before, after = adjusted[edges[i - 1] : b], adjusted[b : edges[i + 1]]
+        eff, lo, hi = relative_shift_ci(before, after, seed=seed + i)
+        p_up = mann_whitney_one_sided(before, after)
+        p = min(1.0, 2 * min(p_up, 1 - p_up)) if math.isfinite(p_up) else None
+        c.add(
+            "change_points", provider=provider, model=model, metric=metric,
+            context_class=ctx, at=as_datetime(hours[b]),
+            level_before=_level(before),
+            level_after=_level(after),
+            effect=finite(eff), effect_lo=finite(lo), effect_hi=finite(hi),
+            pvalue=p, detector="offline", detected_at=None,
+        )  # fmt: skip
+    if metric not in ONLINE_METRICS:
+        return
+    baseline_n = min(24 * 28, max(24 * 7, adjusted.size // 3))
+    for alarm in online_alarms(adjusted, baseline_n=baseline_n, target_arl0=ONLINE_ARL0_HOURS):
+        before = adjusted[max(0, alarm.start - 168) : alarm.start]
+        after = adjusted[alarm.start : alarm.index + 1]
+        eff, lo, hi = relative_shift_ci(before, after, seed=seed)
+        c.add(
+            "change_points", provider=provider, model=model, metric=metric,
+            context_class=ctx, at=as_datetime(hours[alarm.start]),
+            level_before=_level(before), level_after=_level(after),
+            effect=finite(eff), effect_lo=finite(lo), effect_hi=finite(hi),
+            pvalue=None, detector="online", detected_at=as_datetime(hours[alarm.index]),
+        )  # fmt: skip
+
+
+# Daily rates: (metric name, events column, trials column).
+_RATES = (
+    ("error_rate", "n_busy", "n"),
+    ("timeout_rate", "n_timeout", "n"),
+    ("wrong_rate", None, "n_scored"),
+    ("sanity_flag_rate", "n_flagged", "n"),
+)
+
+
+def rate_change_rows(c: ResultRows, key: tuple[str, str, str], part: pl.DataFrame) -> None:
+    """Offline change points of daily outcome rates (counts summed per UTC day)."""
+    provider, model, ctx = key
+    daily = (
+        part.with_columns(pl.col("hour").dt.truncate("1d").alias("day"))
+        .group_by("day")
+        .agg(pl.col("n", "n_busy", "n_timeout", "n_scored", "n_correct", "n_flagged").sum())
+        .sort("day")
+        .with_columns((pl.col("n_scored") - pl.col("n_correct")).alias("n_wrong"))
+    )
+    for metric, events_col, trials_col in _RATES:
+        ev = daily[events_col or "n_wrong"].fill_null(0).to_numpy().astype(np.int64)
+        tr = daily[trials_col].fill_null(0).to_numpy().astype(np.int64)
+        if tr.sum() == 0 or ev.sum() == 0:
+            continue
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rate = np.where(tr > 0, ev / np.maximum(tr, 1), np.nan)
+        breaks = detect(rate)
+        edges = [0, *breaks, rate.size]
+        for i, b in enumerate(breaks, start=1):
+            e_b, n_b = int(ev[edges[i - 1] : b].sum()), int(tr[edges[i - 1] : b].sum())
+            e_a, n_a = int(ev[b : edges[i + 1]].sum()), int(tr[b : edges[i + 1]].sum())
+            eff, lo, hi = rate_ratio_ci(e_b, n_b, e_a, n_a)
+            p_up = fisher_one_sided(e_b, n_b, e_a, n_a)
+            p_down = fisher_one_sided(e_a, n_a, e_b, n_b)
+            c.add(
+                "change_points", provider=provider, model=model, metric=metric,
+                context_class=ctx, at=daily["day"][b],
+                level_before=e_b / n_b if n_b else None, level_after=e_a / n_a if n_a else None,
+                effect=finite(eff), effect_lo=finite(lo), effect_hi=finite(hi),
+                pvalue=finite(min(1.0, 2 * min(p_up, p_down))), detector="offline",
+                detected_at=None,
+            )  # fmt: skip
