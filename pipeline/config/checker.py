@@ -10,7 +10,7 @@ import difflib
 import math
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,7 +19,7 @@ from pipeline.config.keys import SECTIONS, Key
 from pipeline.config.toml_lines import KeyLines
 from probes.result import INT64_MAX, INT64_MIN
 
-__all__ = ["Checker", "ConfigError", "did_you_mean", "type_name"]
+__all__ = ["Checker", "ConfigError", "did_you_mean", "named_tables", "tables", "type_name"]
 
 MAX_DURATION_S = 366 * 86400.0
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -128,3 +128,24 @@ class Checker:
             raise self.fail(path, f"duplicate {kind} name {value!r}")
         seen.add(value)
         return value
+
+
+def tables(value: list[Any], path: str, c: Checker) -> list[dict[str, Any]]:
+    """``value`` as a list of tables, or the first item that is not one as the error."""
+    for i, item in enumerate(value):
+        if not isinstance(item, dict):
+            raise c.fail(f"{path}[{i}]", f"expected a [[{path}]] table, got {type_name(item)}")
+    return value
+
+
+def named_tables(
+    value: list[Any], section: str, kind: str, c: Checker
+) -> Iterator[tuple[str, dict[str, Any], str]]:
+    """Each ``[[section]]`` table with its path and unique name; at least one is required."""
+    if not value:
+        raise c.fail(section, f"expected at least one [[{section}]] table")
+    seen: set[str] = set()
+    for i, raw in enumerate(tables(value, section, c)):
+        path = f"{section}[{i}]"
+        table = c.table(raw, path, section)
+        yield path, table, c.name(table["name"], f"{path}.name", seen, kind)

@@ -7,13 +7,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pipeline.config.checker import Checker, did_you_mean, type_name
+from pipeline.config.checker import Checker, did_you_mean, named_tables, type_name
 from pipeline.config.model import (
     ProviderConfig,
 )
 from probes.adapters.presets import PRESETS
 
-__all__ = ["build_providers", "tables"]
+__all__ = ["build_providers"]
 
 
 # Header names that carry credentials (x-api-key, x-goog-api-key, api-key, x-auth-token,
@@ -28,22 +28,9 @@ _HEADER_VALUE = re.compile(r"[\t\x20-\x7e]*")
 _SECRET_QUERY = re.compile(r"[?&][^=&#]*(key|token|secret|password|sig)[^=&#]*=", re.I)
 
 
-def tables(value: list[Any], path: str, c: Checker) -> list[dict[str, Any]]:
-    for i, item in enumerate(value):
-        if not isinstance(item, dict):
-            raise c.fail(f"{path}[{i}]", f"expected a [[{path}]] table, got {type_name(item)}")
-    return value
-
-
 def build_providers(value: list[Any], c: Checker) -> tuple[ProviderConfig, ...]:
-    if not value:
-        raise c.fail("providers", "expected at least one [[providers]] table")
-    seen: set[str] = set()
     out = []
-    for i, raw in enumerate(tables(value, "providers", c)):
-        p = f"providers[{i}]"
-        t = c.table(raw, p, "providers")
-        name = c.name(t["name"], f"{p}.name", seen, "provider")
+    for p, t, name in named_tables(value, "providers", "provider", c):
         if t["format"] not in ("openai", "anthropic"):
             raise c.fail(f"{p}.format", f'expected "openai" or "anthropic", got {t["format"]!r}')
         url = t["base_url"]

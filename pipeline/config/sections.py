@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pipeline.config.checker import Checker, did_you_mean, type_name
+from pipeline.config.checker import Checker, did_you_mean, named_tables, tables, type_name
 from pipeline.config.model import (
     AlertsConfig,
     BudgetConfig,
@@ -22,7 +22,7 @@ from pipeline.config.model import (
     WarehouseConfig,
     Webhook,
 )
-from pipeline.config.provider_section import build_providers, tables
+from pipeline.config.provider_section import build_providers
 from pipeline.config.schedule import cron_interval_s, cron_never_fires, normalize_crontab
 from probes.tasks import FAMILIES, parse_context
 
@@ -90,15 +90,9 @@ def _warehouse(t: dict[str, Any], c: Checker, base: Path) -> WarehouseConfig:
 def _probes(
     value: list[Any], c: Checker, providers: tuple[ProviderConfig, ...]
 ) -> tuple[ProbeConfig, ...]:
-    if not value:
-        raise c.fail("probes", "expected at least one [[probes]] table")
     by_name = {p.name: p for p in providers}
-    seen: set[str] = set()
     out = []
-    for i, raw in enumerate(tables(value, "probes", c)):
-        p = f"probes[{i}]"
-        t = c.table(raw, p, "probes")
-        name = c.name(t["name"], f"{p}.name", seen, "probe")
+    for p, t, name in named_tables(value, "probes", "probe", c):
         if t["task"] not in FAMILIES:
             extra = did_you_mean(t["task"], FAMILIES)
             raise c.fail(
