@@ -30,13 +30,13 @@ from pipeline.daemon.alerts import AlertEvaluator
 from pipeline.daemon.budget import BudgetGuard
 from pipeline.daemon.caps import Caps
 from pipeline.daemon.contract import DaemonStats, DaemonTuning, ProbeFunction
-from pipeline.daemon.flush_process import FlushProcess
-from pipeline.daemon.flusher import Flusher, RowWriter
+from pipeline.daemon.flush.daemon_side import Flusher, RowWriter
+from pipeline.daemon.flush.process_handle import FlushProcess
+from pipeline.daemon.flush.segments import EVENT_TABLE, SPOOL_TABLE, SegmentWriter
 from pipeline.daemon.held_rows import HeldRows
 from pipeline.daemon.metrics import Metrics
 from pipeline.daemon.rows import bare_row
 from pipeline.daemon.schedule import JobSpec
-from pipeline.daemon.segment_writer import EVENT_TABLE, SPOOL_TABLE, SegmentWriter
 from pipeline.daemon.spool import Spool
 from pipeline.daemon.workers import ProbeWorkers
 from pipeline.warehouse import Warehouse

@@ -10,7 +10,7 @@ import logging
 import time
 
 from pipeline.daemon.core import DaemonCore
-from pipeline.daemon.flusher import FlushOutcome
+from pipeline.daemon.flush.daemon_side import FlushOutcome
 
 __all__ = ["Flushing"]
 
