@@ -47,7 +47,7 @@ from pipeline.daemon.report_job import WeeklyReport
 from pipeline.daemon.row_sink import RowSink
 from pipeline.daemon.schedule import JobSpec, RunRequest, job_specs
 from pipeline.daemon.spool import Spool, SpoolError
-from pipeline.daemon.startup import row_writer, warm_start
+from pipeline.daemon.startup import row_writer, serve_metrics, warm_start
 from pipeline.daemon.stopper import Stopper
 from pipeline.daemon.tasks import BackgroundTasks
 from pipeline.daemon.workers import ProbeWorkers
@@ -236,7 +236,7 @@ class Daemon:
         )
         if self.config.daemon.probe_threads > 0:
             self._workers = ProbeWorkers(self.config.daemon.probe_threads)
-        self._serve_metrics()
+        self.stats.metrics_port = serve_metrics(self.metrics, self.config)
         self._bridge = bridge = self._wire(estimators)
         self._schedule(bridge, self.config)
         bridge.start()
@@ -251,19 +251,6 @@ class Daemon:
             self.spool.directory,
             self.config.warehouse.path,
         )
-
-    def _serve_metrics(self) -> None:
-        port = self.config.daemon.metrics_port
-        if port is None:
-            return
-        try:
-            self.stats.metrics_port = self.metrics.serve(port)
-        except OSError as exc:
-            where = f"{self.config.path}: " if self.config.path else ""
-            raise DaemonError(
-                f"{where}daemon.metrics_port: cannot listen on 127.0.0.1:{port} ({exc.strerror})",
-                exit_code=2,
-            ) from exc
 
     async def _shutdown(self) -> None:
         """Stop scheduling, grant in-flight probes a grace period, abort the rest, flush."""

@@ -1,7 +1,7 @@
-"""What the daemon builds and reads before its first run: the flush writer, and a warm
-start from the warehouse (migrations, the spool replayed, today's spend, open alerts,
-learned chars-per-token), all best effort so a busy or missing warehouse never stops
-probing."""
+"""What the daemon builds and reads before its first run: the flush writer, the metrics
+endpoint, and a warm start from the warehouse (migrations, the spool replayed, today's
+spend, open alerts, learned chars-per-token), all best effort so a busy or missing
+warehouse never stops probing."""
 
 from __future__ import annotations
 
@@ -13,13 +13,14 @@ from pipeline.config import Config
 from pipeline.daemon import state
 from pipeline.daemon.alerts import AlertEvaluator
 from pipeline.daemon.budget import BudgetGuard, Spend
-from pipeline.daemon.contract import DaemonTuning
+from pipeline.daemon.contract import DaemonError, DaemonTuning
 from pipeline.daemon.flush import Flusher, FlushProcess, RowWriter, SegmentWriter
+from pipeline.daemon.metrics import Metrics
 from pipeline.daemon.spool import Spool
 from pipeline.warehouse import Warehouse, WarehouseError
 from probes.sizing import CharsPerToken
 
-__all__ = ["row_writer", "warm_start"]
+__all__ = ["row_writer", "serve_metrics", "warm_start"]
 
 log = logging.getLogger("nerfwatch.daemon")
 
@@ -38,6 +39,24 @@ def row_writer(config: Config, tuning: DaemonTuning) -> RowWriter:
     # resident: the file is attached per flush (~2 ms) instead of opened (~12 ms)
     resident = Warehouse(warehouse, lock_wait_s=lock_wait_s, resident=True)
     return SegmentWriter(resident, spool_dir)
+
+
+def serve_metrics(metrics: Metrics, config: Config) -> int | None:
+    """Serve ``/metrics`` on ``[daemon].metrics_port`` (if set); return the bound port.
+
+    A port that cannot be had is bad input (exit status 2), named by its config key.
+    """
+    port = config.daemon.metrics_port
+    if port is None:
+        return None
+    try:
+        return metrics.serve(port)
+    except OSError as exc:
+        where = f"{config.path}: " if config.path else ""
+        raise DaemonError(
+            f"{where}daemon.metrics_port: cannot listen on 127.0.0.1:{port} ({exc.strerror})",
+            exit_code=2,
+        ) from exc
 
 
 async def warm_start(
