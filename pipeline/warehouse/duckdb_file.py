@@ -23,6 +23,8 @@ from typing import Any
 import duckdb
 import polars as pl
 
+from pipeline.warehouse.errors import SqlError, WarehouseBusy, WarehouseError, cannot_open
+from pipeline.warehouse.extensions import offline
 from pipeline.warehouse.migrations import (
     Migration,
     SchemaError,
@@ -78,18 +80,6 @@ def insert_new_sql(table: str, source: str, *, key: str) -> str:
     )
 
 
-class WarehouseError(Exception):
-    """A problem with the warehouse file or its contents, worded for the user."""
-
-
-class SqlError(WarehouseError):
-    """The SQL itself is wrong (syntax, unknown column...): the user's input, not the file."""
-
-
-class WarehouseBusy(WarehouseError):
-    """Another process holds the DuckDB file longer than we are willing to wait."""
-
-
 def _is_lock_error(exc: BaseException) -> bool:
     return any(pattern in str(exc) for pattern in _LOCK_PATTERNS)
 
@@ -131,7 +121,7 @@ class Warehouse:
         """Open the file, retrying while another process holds the lock."""
 
         def opened() -> duckdb.DuckDBPyConnection:
-            con = self._connect(read_only)
+            con = offline(self._connect(read_only))
             # no progress bar: it would write to the stdout of whoever called us
             con.execute("SET enable_progress_bar = false")
             return con
@@ -150,7 +140,7 @@ class Warehouse:
                 return attempt()
             except duckdb.Error as exc:
                 if not _is_lock_error(exc):
-                    raise WarehouseError(f"cannot open warehouse {self.path}: {exc}") from exc
+                    raise cannot_open(self.path, exc) from exc
                 if time.monotonic() >= deadline:
                     waited = time.monotonic() - started
                     raise WarehouseBusy(_busy_message(self.path, exc, waited)) from None
@@ -199,7 +189,7 @@ class Warehouse:
 
     def _attach(self) -> duckdb.DuckDBPyConnection:
         if self._instance is None:
-            self._instance = duckdb.connect(":memory:")
+            self._instance = offline(duckdb.connect(":memory:"))
             self._instance.execute("SET enable_progress_bar = false")
         instance = self._instance
         quoted = str(self.path).replace("'", "''")

@@ -1,0 +1,50 @@
+"""The warehouse's errors, worded for the user, and the wording of a file that cannot open.
+
+Every backend raises these and only these, so callers never see which engine said no.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import duckdb
+
+__all__ = ["SqlError", "WarehouseBusy", "WarehouseError", "cannot_open"]
+
+# DuckDB 1.5 reading a file written by a newer DuckDB (2.0 writes storage version 999).
+_NEWER_FILE = re.compile(
+    r"database file with version number (?P<found>\d+), "
+    r"but we can only read versions between (?P<low>\d+) and (?P<high>\d+)"
+)
+
+
+class WarehouseError(Exception):
+    """A problem with the warehouse or its contents, worded for the user."""
+
+
+class SqlError(WarehouseError):
+    """The SQL itself is wrong (syntax, unknown column...): the user's input, not the data."""
+
+
+class WarehouseBusy(WarehouseError):
+    """Another process holds the DuckDB file longer than we are willing to wait."""
+
+
+def cannot_open(where: str | Path, exc: BaseException) -> WarehouseError:
+    """One line saying why ``where`` cannot be opened and, if we know, what to do.
+
+    A file written by DuckDB 2.x cannot be read by the DuckDB 1.5 nerfwatch pins (the
+    extension wheels the lake needs exist only for 1.5); DuckDB 2.x can copy it back into
+    the 1.5 storage format, so the message says how.
+    """
+    newer = _NEWER_FILE.search(str(exc))
+    if newer is not None:
+        return WarehouseError(
+            f"warehouse {where} was written by a newer DuckDB (storage version "
+            f"{newer['found']}; DuckDB {duckdb.__version__} reads {newer['low']} to "
+            f"{newer['high']}). Copy it to the 1.5 format with DuckDB 2.x: ATTACH "
+            f"'{where}' AS old (READ_ONLY); ATTACH 'copy.duckdb' AS new "
+            "(STORAGE_VERSION 'v1.5.0'); COPY FROM DATABASE old TO new; then use copy.duckdb"
+        )
+    return WarehouseError(f"cannot open warehouse {where}: {' '.join(str(exc).split())}")
