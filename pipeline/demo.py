@@ -129,7 +129,7 @@ def run_demo(options: DemoOptions, progress: DemoProgress | None = None) -> Demo
             sim.base_url, scenario.providers, options.directory, speed=options.speed
         )
         write_demo_config(options.directory, sim.base_url, scenario.providers)  # for --config
-        warehouse = Warehouse(config.warehouse.path)
+        warehouse = Warehouse(config.warehouse.location)
         with show.step(f"Writing {options.days:g} days of synthetic history"):
             history = write_history(warehouse, scenario, days=options.days)
         with show.step(

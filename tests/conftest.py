@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.warehouse import Warehouse
+from tests.support.warehouses import location_for
 
 pytest_plugins = [
     "tests.support.hang_guard",
@@ -20,11 +21,13 @@ pytest_plugins = [
 
 
 @pytest.fixture
-def warehouse(tmp_path: Path) -> Warehouse:
-    """A real, migrated DuckDB file in a temp dir."""
-    wh = Warehouse(tmp_path / "nerfwatch.duckdb")
+def warehouse(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Warehouse]:
+    """A real, migrated warehouse in a temp dir: a DuckDB file, or the backend a test is
+    parametrized with (``tests.support.warehouses.on_every_backend``)."""
+    wh = Warehouse(location_for(getattr(request, "param", "duckdb"), tmp_path, request))
     wh.migrate()
-    return wh
+    yield wh
+    wh.close()
 
 
 @pytest.fixture(autouse=True)

@@ -49,6 +49,11 @@ def warehouse(extra: str) -> str:
     return edit('path = "data/nw.duckdb"', extra)
 
 
+def lake(extra: str) -> str:
+    """The [warehouse] table with ``extra`` lines after its path."""
+    return warehouse(f'path = "data/nw.duckdb"\n{extra}')
+
+
 # case: (file text, fragments every message must contain)
 REFUSED: dict[str, tuple[str, list[str]]] = {
     # numbers that make no sense
@@ -224,6 +229,54 @@ REFUSED: dict[str, tuple[str, list[str]]] = {
         warehouse('path = "same"\nspool_dir = "same"'),
         ["warehouse.spool_dir", "differ"],
     ),
+    # the ducklake backend
+    "backend unknown": (lake('backend = "ducklak"'), ["warehouse.backend", '"ducklake"']),
+    "lake without catalog": (
+        lake('backend = "ducklake"\ndata_path = "lake"'),
+        ["warehouse.backend", "needs warehouse.catalog"],
+    ),
+    "lake without data path": (
+        lake('backend = "ducklake"\ncatalog = "sqlite:c.sqlite"'),
+        ["warehouse.backend", "needs warehouse.data_path"],
+    ),
+    "catalog of unknown kind": (
+        lake('backend = "ducklake"\ncatalog = "mysql:db"\ndata_path = "lake"'),
+        ["warehouse.catalog", "sqlite:PATH"],
+    ),
+    "postgres catalog with a password": (
+        lake('backend = "ducklake"\ncatalog = "postgres:host=h password=hunter2"\ndata_path = "l"'),
+        ["warehouse.catalog", "PGPASSWORD"],
+    ),
+    "postgres catalog as a url": (
+        lake('backend = "ducklake"\ncatalog = "postgres:postgresql://u@h/db"\ndata_path = "l"'),
+        ["warehouse.catalog", "password"],
+    ),
+    "catalog under proc": (
+        lake('backend = "ducklake"\ncatalog = "sqlite:/proc/c.sqlite"\ndata_path = "lake"'),
+        ["warehouse.catalog", "special file system"],
+    ),
+    "data path of another scheme": (
+        lake('backend = "ducklake"\ncatalog = "sqlite:c.sqlite"\ndata_path = "gs://b/p"'),
+        ["warehouse.data_path", "s3://bucket/prefix"],
+    ),
+    "s3 data path without its key": (
+        lake(
+            'backend = "ducklake"\ncatalog = "sqlite:c.sqlite"\ndata_path = "s3://bucket/p"\n'
+            's3_key_id_env = "NW_TEST_UNSET_S3_KEY"'
+        ),
+        ["warehouse.s3_key_id_env", "NW_TEST_UNSET_S3_KEY is not set"],
+    ),
+    "s3 variable that is no name": (
+        lake(
+            'backend = "ducklake"\ncatalog = "sqlite:c.sqlite"\ndata_path = "lake"\n'
+            's3_region_env = "not a name"'
+        ),
+        ["warehouse.s3_region_env", "environment variable name"],
+    ),
+    "catalog without the ducklake backend": (
+        lake('catalog = "sqlite:c.sqlite"'),
+        ["warehouse.catalog", 'only used with backend = "ducklake"'],
+    ),
 }
 
 
@@ -253,7 +306,7 @@ def test_config_check_refuses_in_one_line(tmp_path: Path, case: str) -> None:
     assert len(lines) == 1 and lines[0].startswith("error: ") and "nerfwatch.toml" in lines[0]
     for fragment in fragments:
         assert fragment in lines[0], (fragment, lines[0])
-    assert "sk-test-secret-value" not in output
+    assert "sk-test-secret-value" not in output and "hunter2" not in output
 
 
 def test_the_valid_file_still_passes(tmp_path: Path) -> None:

@@ -29,10 +29,12 @@ def duckdb_cli() -> Path:
     return Path(found)
 
 
-def cli_rows(db: Path, sql: str) -> list[dict[str, str]]:
-    """Run ``sql`` through the CLI on ``db`` opened read-only; the result as CSV rows."""
+def cli_rows(db: Path | None, sql: str) -> list[dict[str, str]]:
+    """Run ``sql`` through the CLI on ``db`` opened read-only (None: an in-memory
+    database, which may attach a lake); the result as CSV rows."""
+    opened = [] if db is None else ["-readonly", str(db)]
     done = subprocess.run(
-        [str(duckdb_cli()), "-readonly", "-csv", str(db), "-c", sql],
+        [str(duckdb_cli()), "-csv", *opened, "-c", sql],
         capture_output=True,
         text=True,
         timeout=CLI_DEADLINE_S,

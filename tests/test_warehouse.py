@@ -1,4 +1,5 @@
-"""The warehouse against real DuckDB files: migrations, idempotent inserts, views, locks."""
+"""The warehouse against real DuckDB files: migrations, idempotent inserts, views, locks;
+the backend-independent tests also against each DuckLake backend."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from pipeline.warehouse.migrations import Migration, SchemaError, load_migration
 from probes.ids import new_run_id, run_id_at
 from probes.result import ProbeResult
 from tests.support.lock_holder import holding
+from tests.support.warehouses import on_every_backend
 
 T0 = datetime(2026, 11, 2, 10, 0, tzinfo=UTC)  # a Monday
 
@@ -80,6 +82,7 @@ def test_migration_files_are_numbered_uniquely(tmp_path: Path) -> None:
         load_migrations(tmp_path)
 
 
+@on_every_backend
 def test_insert_is_idempotent_by_run_id(warehouse: Warehouse) -> None:
     rows = [result().as_row() for _ in range(3)]
     assert warehouse.insert_rows("probe_results", rows + rows[:1], key="run_id") == 3
@@ -87,6 +90,7 @@ def test_insert_is_idempotent_by_run_id(warehouse: Warehouse) -> None:
     assert warehouse.query("SELECT count(*) AS n FROM probe_results")["n"][0] == 3
 
 
+@on_every_backend
 def test_run_id_check_reaches_back_to_the_batchs_earliest_row(warehouse: Warehouse) -> None:
     """The key check reads only rows from the batch's earliest started_at on: a replayed
     old row is still found (it carries its own started_at), newer rows are added."""
@@ -101,6 +105,7 @@ def test_run_id_check_reaches_back_to_the_batchs_earliest_row(warehouse: Warehou
     assert counts.row(0) == (5, 5)
 
 
+@on_every_backend
 def test_daemon_events_replayed_out_of_order_are_stored_once(warehouse: Warehouse) -> None:
     """The daemon's side rows use the same bounded check, on occurred_at."""
 
@@ -139,6 +144,7 @@ def test_primary_key_still_refuses_a_duplicate_the_check_did_not_see(
     assert warehouse.query("SELECT count(*) AS n FROM probe_results")["n"][0] == 1
 
 
+@on_every_backend
 def test_row_roundtrip_keeps_every_field(warehouse: Warehouse) -> None:
     original = result(
         sanity_flags=["truncated", "wrong_script"],
@@ -166,6 +172,7 @@ def test_run_ids_are_time_ordered() -> None:
     assert early < late and len({new_run_id() for _ in range(1000)}) == 1000
 
 
+@on_every_backend
 def test_hourly_rollup_percentiles_and_rates(warehouse: Warehouse) -> None:
     rows = [result(ttft_ms=float(ms)).as_row() for ms in range(100, 1100, 100)]  # 10 ok
     rows += [
@@ -190,6 +197,7 @@ def test_hourly_rollup_percentiles_and_rates(warehouse: Warehouse) -> None:
     assert dict(errors.iter_rows()) == {"ok": 11, "overloaded": 1, "rate_limited": 1}
 
 
+@on_every_backend
 def test_long_context_penalty_and_headroom(warehouse: Warehouse) -> None:
     rows = [result(context_class="short", ttft_ms=200.0).as_row() for _ in range(3)]
     rows += [
@@ -212,6 +220,7 @@ def test_long_context_penalty_and_headroom(warehouse: Warehouse) -> None:
     assert headroom["requests_limit_p50"] == 100
 
 
+@on_every_backend
 def test_bundled_release_calendar_is_loaded(warehouse: Warehouse) -> None:
     counts = warehouse.query("SELECT origin, count(*) AS n FROM releases GROUP BY origin")
     assert dict(counts.iter_rows())["bundled"] > 100
@@ -247,6 +256,7 @@ def test_reader_succeeds_once_the_writer_lets_go(warehouse: Warehouse) -> None:
     assert result_box and result_box[0]["n"][0] == 0
 
 
+@on_every_backend
 def test_query_errors_are_one_line(warehouse: Warehouse) -> None:
     with pytest.raises(WarehouseError) as info:
         warehouse.query("SELECT nope FROM probe_results")
@@ -267,6 +277,7 @@ def test_reads_while_this_process_holds_a_write_connection(warehouse: Warehouse)
         writer.close()
 
 
+@on_every_backend
 def test_insert_into_a_missing_table_is_a_warehouse_error(warehouse: Warehouse) -> None:
     with pytest.raises(WarehouseError, match="no_such_table"):
         warehouse.insert_frame("no_such_table", pl.DataFrame({"a": [1]}))

@@ -9,7 +9,7 @@ from typing import NoReturn
 import typer
 
 from pipeline.config import Config, ConfigError, load_config
-from pipeline.warehouse import Warehouse
+from pipeline.warehouse import Lake, Warehouse
 
 __all__ = [
     "CONFIG_OPTION",
@@ -21,6 +21,7 @@ __all__ = [
     "load_or_fail",
     "missing_warehouse",
     "warehouse_from",
+    "warehouse_location",
     "warehouse_path",
 ]
 
@@ -63,12 +64,21 @@ def warehouse_path(config: Path | None, db: Path | None) -> tuple[Path, str]:
     return DEFAULT_DB, "default warehouse"
 
 
+def warehouse_location(config: Path | None, db: Path | None) -> tuple[Path | Lake, str]:
+    """Like ``warehouse_path``, but a config with ``backend = "ducklake"`` gives its lake."""
+    if db is None and (config is not None or DEFAULT_CONFIG.exists()):
+        cfg = load_or_fail(config, check_env=False)
+        if cfg.warehouse.lake is not None:
+            return cfg.warehouse.lake, f"{cfg.path}: warehouse.catalog"
+    return warehouse_path(config, db)
+
+
 def warehouse_from(config: Path | None, db: Path | None) -> Warehouse:
     """The warehouse a writing command uses (created with its folders if missing).
 
     ``NERFWATCH_LOCK_WAIT_S`` sets how long to wait for another process's lock (default 10).
     """
-    return _open(warehouse_path(config, db)[0])
+    return _open(warehouse_location(config, db)[0])
 
 
 def existing_warehouse(config: Path | None, db: Path | None) -> Warehouse:
@@ -77,13 +87,16 @@ def existing_warehouse(config: Path | None, db: Path | None) -> Warehouse:
     Opening a missing DuckDB file would create an empty warehouse (and its folders), so a
     mistyped path would quietly answer from nothing.
     """
-    path, origin = warehouse_path(config, db)
-    if not path.is_file():
-        missing_warehouse(path, origin)
-    return _open(path)
+    location, origin = warehouse_location(config, db)
+    if isinstance(location, Lake):
+        if not location.catalog_exists():
+            missing_warehouse(location.where, origin)
+    elif not location.is_file():
+        missing_warehouse(location, origin)
+    return _open(location)
 
 
-def missing_warehouse(path: Path, origin: str) -> NoReturn:
+def missing_warehouse(path: Path | str, origin: str) -> NoReturn:
     """Exit 2 naming the missing warehouse file and where its path came from."""
     fail(
         f"{origin}: no warehouse at {path} (reading commands never create one; "
@@ -92,5 +105,5 @@ def missing_warehouse(path: Path, origin: str) -> NoReturn:
     )
 
 
-def _open(path: Path) -> Warehouse:
-    return Warehouse(path, lock_wait_s=float(os.environ.get("NERFWATCH_LOCK_WAIT_S", "10")))
+def _open(location: Path | Lake) -> Warehouse:
+    return Warehouse(location, lock_wait_s=float(os.environ.get("NERFWATCH_LOCK_WAIT_S", "10")))

@@ -113,9 +113,12 @@ class Checker:
             raise self.fail(path, f"expected a duration of at most 366d, got {text!r}")
         return seconds
 
-    def env(self, name: str, path: str, what: str) -> None:
+    def env_name(self, name: str, path: str) -> None:
         if not _ENV_NAME.fullmatch(name):
             raise self.fail(path, f"expected an environment variable name, got {name!r}")
+
+    def env(self, name: str, path: str, what: str) -> None:
+        self.env_name(name, path)
         if self.check_env and not os.environ.get(name):
             raise self.fail(path, f"environment variable {name} is not set ({what})")
         if self.check_env and not os.environ[name].strip():

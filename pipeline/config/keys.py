@@ -41,7 +41,34 @@ WAREHOUSE = {
         default="nerfwatch-data/spool",
         help="where results wait (fsync'd) before they reach DuckDB",
     ),
-    "probe_site": Key(_STR, "a short label", help="where this prober runs, stored per row"),
+    "probe_site": Key(
+        _STR, "a short label", help="where this prober runs, stored per row (default: host name)"
+    ),
+    "backend": Key(
+        _STR,
+        '"duckdb" or "ducklake"',
+        default="duckdb",
+        help="duckdb: one file (path); ducklake: a catalog plus data files, for many sites",
+    ),
+    "catalog": Key(
+        _STR,
+        '"sqlite:PATH" or "postgres:<libpq conninfo without password>"',
+        help="ducklake: where the catalog lives; a sqlite path starts at the config's folder",
+    ),
+    "data_path": Key(
+        _STR,
+        'a folder or "s3://bucket/prefix"',
+        help="ducklake: where the Parquet data files go",
+    ),
+    "s3_endpoint_env": Key(
+        _STR,
+        "an environment variable name",
+        default="AWS_ENDPOINT_URL",
+        help="ducklake on s3://: the variable holding http(s)://host:port (unset: AWS)",
+    ),
+    "s3_region_env": Key(_STR, "an environment variable name", default="AWS_REGION"),
+    "s3_key_id_env": Key(_STR, "an environment variable name", default="AWS_ACCESS_KEY_ID"),
+    "s3_secret_env": Key(_STR, "an environment variable name", default="AWS_SECRET_ACCESS_KEY"),
 }
 
 PROVIDER = {

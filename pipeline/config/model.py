@@ -9,7 +9,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the type only: loading a config does not need the warehouse
+    from pipeline.warehouse.lake import Lake
 
 __all__ = [
     "AlertsConfig",
@@ -94,6 +97,12 @@ class WarehouseConfig:
     path: Path
     spool_dir: Path
     probe_site: str | None = None
+    lake: Lake | None = None  # backend = "ducklake"; None: the single file at ``path``
+
+    @property
+    def location(self) -> Path | Lake:
+        """What ``Warehouse`` opens: the lake if configured, else the file."""
+        return self.lake if self.lake is not None else self.path
 
 
 @dataclass(frozen=True, slots=True)

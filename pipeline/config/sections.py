@@ -10,6 +10,7 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pipeline.config.checker import Checker, did_you_mean, named_tables, type_name
+from pipeline.config.keys import WAREHOUSE
 from pipeline.config.model import (
     AlertsConfig,
     BudgetConfig,
@@ -24,11 +25,13 @@ from pipeline.config.model import (
 )
 from pipeline.config.provider_section import build_providers
 from pipeline.config.schedule import cron_interval_s, cron_never_fires, normalize_crontab
+from pipeline.warehouse.lake import Lake, LakeSpecError, check_catalog, check_data_path
 from probes.tasks import FAMILIES, parse_context
 
 __all__ = ["build"]
 _SPECIAL_ROOTS = (Path("/proc"), Path("/sys"), Path("/dev"))
 _WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+_BACKENDS = ("duckdb", "ducklake")
 
 
 def build(data: Mapping[str, Any], c: Checker, *, base: Path, source: Path | None) -> Config:
@@ -84,7 +87,58 @@ def _warehouse(t: dict[str, Any], c: Checker, base: Path) -> WarehouseConfig:
     _usable(spool, "warehouse.spool_dir", c, folder=True)
     if Path(os.path.abspath(path)) == Path(os.path.abspath(spool)):
         raise c.fail("warehouse.spool_dir", "must differ from warehouse.path")
-    return WarehouseConfig(path=path, spool_dir=spool, probe_site=t["probe_site"])
+    backend = t["backend"]
+    if backend not in _BACKENDS:
+        raise c.fail(
+            "warehouse.backend",
+            f'expected "duckdb" or "ducklake", got {backend!r}{did_you_mean(backend, _BACKENDS)}',
+        )
+    lake = _lake(t, c, base) if backend == "ducklake" else None
+    if lake is None:
+        for key in ("catalog", "data_path"):
+            if t[key] is not None:
+                raise c.fail(f"warehouse.{key}", 'only used with backend = "ducklake"')
+    return WarehouseConfig(path=path, spool_dir=spool, probe_site=t["probe_site"], lake=lake)
+
+
+def _lake(t: dict[str, Any], c: Checker, base: Path) -> Lake:
+    """The ``ducklake`` backend's catalog and data path, checked; relative local paths
+    start at the config file's folder, like ``path``."""
+    for key in ("catalog", "data_path"):
+        if t[key] is None:
+            expected = WAREHOUSE[key].expected
+            raise c.fail("warehouse.backend", f'"ducklake" needs warehouse.{key} ({expected})')
+    for key in ("s3_endpoint_env", "s3_region_env", "s3_key_id_env", "s3_secret_env"):
+        c.env_name(t[key], f"warehouse.{key}")
+    try:
+        kind, target = check_catalog(t["catalog"])
+    except LakeSpecError as exc:
+        raise c.fail("warehouse.catalog", str(exc)) from None
+    catalog = t["catalog"]
+    if kind == "sqlite":
+        file = _resolve(base, target)
+        _usable(file, "warehouse.catalog", c, folder=False)
+        catalog = f"sqlite:{file}"
+    data_path = t["data_path"]
+    try:
+        check_data_path(data_path)
+    except LakeSpecError as exc:
+        raise c.fail("warehouse.data_path", str(exc)) from None
+    if "://" not in data_path:
+        folder = _resolve(base, data_path)
+        _usable(folder, "warehouse.data_path", c, folder=True)
+        data_path = str(folder)
+    else:  # credentials only from the environment, checked like API keys
+        c.env(t["s3_key_id_env"], "warehouse.s3_key_id_env", "the S3 access key id")
+        c.env(t["s3_secret_env"], "warehouse.s3_secret_env", "the S3 secret access key")
+    return Lake(
+        catalog=catalog,
+        data_path=data_path,
+        s3_endpoint_env=t["s3_endpoint_env"],
+        s3_region_env=t["s3_region_env"],
+        s3_key_id_env=t["s3_key_id_env"],
+        s3_secret_env=t["s3_secret_env"],
+    )
 
 
 def _probes(

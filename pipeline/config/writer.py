@@ -83,6 +83,17 @@ def config_toml(config: Config, folder: Path) -> str:
         "spool_dir": _relative(config.warehouse.spool_dir, folder),
         "probe_site": config.warehouse.probe_site,
     }
+    lake = config.warehouse.lake
+    if lake is not None:
+        warehouse |= {
+            "backend": "ducklake",
+            "catalog": lake.catalog,
+            "data_path": lake.data_path,
+            "s3_endpoint_env": lake.s3_endpoint_env,
+            "s3_region_env": lake.s3_region_env,
+            "s3_key_id_env": lake.s3_key_id_env,
+            "s3_secret_env": lake.s3_secret_env,
+        }
     lines = _table("[warehouse]", warehouse)
     for provider in config.providers:
         lines += _table("[[providers]]", _provider(provider))

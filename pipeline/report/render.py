@@ -106,7 +106,7 @@ def render_weekly(
     config: Config, week: IsoWeek | None = None, *, now: datetime | None = None
 ) -> Path:
     """The scheduled entry point: render ``week`` (default: the latest) per ``config``."""
-    warehouse = Warehouse(config.warehouse.path)
+    warehouse = Warehouse(config.warehouse.location)
     secrets = Secrets(config.secret_values())
     return render_report(warehouse, config.report.out_dir, week=week, now=now, secrets=secrets)
 

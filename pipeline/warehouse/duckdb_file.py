@@ -1,12 +1,9 @@
-"""The DuckDB warehouse: the only module that opens the database file.
+"""The single DuckDB file: the embedded default backend, the only code that opens the file.
 
 DuckDB lets one process write *or* many processes read a file, never both. So nothing
 here keeps the file open: every operation opens a connection, does its work in a short
 transaction and closes it. A lock held by another process is retried briefly and then
 reported as ``WarehouseBusy`` naming the holder, never as a raw DuckDB error.
-
-The schema (migrations, views, bundled reference data) is ``pipeline.warehouse.migrations``; it is
-applied on the first write connection of each ``Warehouse`` object.
 """
 
 from __future__ import annotations
@@ -15,69 +12,21 @@ import contextlib
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 import duckdb
-import polars as pl
 
-from pipeline.warehouse.errors import SqlError, WarehouseBusy, WarehouseError, cannot_open
+from pipeline.warehouse.errors import WarehouseBusy, WarehouseError, cannot_open
 from pipeline.warehouse.extensions import offline
-from pipeline.warehouse.migrations import (
-    Migration,
-    SchemaError,
-    apply_migrations,
-    refresh_bundled,
-    refresh_views,
-)
+from pipeline.warehouse.migrations import unchanged
 
-__all__ = [
-    "SqlError",
-    "Warehouse",
-    "WarehouseBusy",
-    "WarehouseError",
-    "insert_new_sql",
-]
+__all__ = ["FileStore"]
 
 _LOCK_PATTERNS = ("Could not set lock", "Conflicting lock")
 _HOLDER = re.compile(r"Conflicting lock is held in (?P<exe>.+?) \(PID (?P<pid>\d+)\)")
 _ALIAS = "warehouse"  # the file's catalog name inside a resident instance
-_INCOMING = "SELECT * FROM _incoming"  # a frame being inserted, registered under this name
-
-
-# Tables that grow for ever, and the time every copy of one of their rows carries: the key
-# check only needs the stored rows from the batch's earliest time on.
-_KEY_SINCE = {
-    "probe_results": "started_at",
-    "daemon_events": "occurred_at",
-    "alert_events": "occurred_at",
-}
-
-
-def insert_new_sql(table: str, source: str, *, key: str) -> str:
-    """``INSERT`` (by column name) of the rows of the query ``source`` whose ``key`` is not
-    in ``table`` yet, so replaying a batch adds nothing.
-
-    The check is an anti-join, not ``ON CONFLICT``: after each attach (the flush process
-    attaches per flush) DuckDB's ``ON CONFLICT`` costs in proportion to the stored keys,
-    so every flush paid for the whole history: 500 rows took 75 ms of CPU with 2 M rows
-    stored, 18 ms this way. For ``_KEY_SINCE`` tables only rows at or after the batch's
-    earliest time are compared; zone maps skip older row groups (about 1.5 ms for 500
-    rows against 10 M). The primary key still stands guard: a duplicate that got past the
-    check fails the insert, it is never stored twice. Duplicates inside ``source`` are
-    dropped.
-    """
-    existing = f"SELECT {key} FROM {table}"
-    since = _KEY_SINCE.get(table)
-    if since is not None:
-        existing += f" WHERE {since} >= (SELECT min({since}) FROM _new)"
-    return (
-        f"INSERT INTO {table} BY NAME "
-        f"WITH _new AS MATERIALIZED (SELECT DISTINCT ON ({key}) * FROM ({source})) "
-        f"SELECT _new.* FROM _new ANTI JOIN ({existing}) _old USING ({key})"
-    )
 
 
 def _is_lock_error(exc: BaseException) -> bool:
@@ -93,30 +42,41 @@ def _busy_message(path: Path, exc: BaseException, waited_s: float) -> str:
     )
 
 
-class Warehouse:
-    """A DuckDB file plus the project's schema, opened briefly per operation."""
+class FileStore:
+    """Connections to one DuckDB file, opened briefly per operation."""
 
-    def __init__(
-        self,
-        path: str | Path,
-        *,
-        lock_wait_s: float = 10.0,
-        migrations: Sequence[Migration] | None = None,
-        resident: bool = False,
-    ) -> None:
+    def translate(self, statement: str) -> list[str]:
+        return unchanged(statement)  # the schema runs as written
+
+    def __init__(self, path: Path, *, lock_wait_s: float, resident: bool) -> None:
         """``resident``: keep one in-memory DuckDB instance for writes and ATTACH the file
         to it per operation (a frequent writer: ~2 ms instead of ~12 ms to open). The file
         is still held only during the operation; DETACH checkpoints and releases it."""
-        self.path = Path(path)
+        self.path = path
+        self.where = str(path)
         self.lock_wait_s = lock_wait_s
-        self._migrations = migrations
-        self._migrated = False
         self.resident = resident
         self._instance: duckdb.DuckDBPyConnection | None = None
         self._attach_lock = threading.RLock()
         self._attached = 0
 
-    # -- connections -----------------------------------------------------------------
+    def transient(self, exc: duckdb.Error) -> bool:
+        """Locks are waited for when opening; a failed statement is final."""
+        return False
+
+    def exists(self) -> bool:
+        return self.path.exists()
+
+    @contextmanager
+    def schema_connection(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A plain read-write connection for migrations (the folder is created first)."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        con = self._open(read_only=False)
+        try:
+            yield con
+        finally:
+            con.close()
+
     def _open(self, read_only: bool) -> duckdb.DuckDBPyConnection:
         """Open the file, retrying while another process holds the lock."""
 
@@ -159,12 +119,8 @@ class Warehouse:
             raise
 
     @contextmanager
-    def connect(self, *, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
-        """A short-lived connection; the schema is brought up to date first."""
-        if read_only and not self.path.exists():
-            self.migrate()
-        if not read_only and not self._migrated:
-            self.migrate()
+    def connect(self, *, read_only: bool) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A short-lived connection (a resident writer shares one attach across nesting)."""
         if self.resident and not read_only:
             with self._attach_lock:  # one thread at a time; nested calls share the attach
                 con = self._attach() if self._attached == 0 else self._instance
@@ -226,105 +182,3 @@ class Warehouse:
                 instance, self._instance = self._instance, None
                 with contextlib.suppress(duckdb.Error):
                     instance.close()
-
-    # -- schema ------------------------------------------------------------------------
-    def migrate(self) -> list[str]:
-        """Apply pending migrations and refresh changed views; return what was applied."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        con = self._open(read_only=False)
-        try:
-            applied = apply_migrations(con, self._migrations)
-            refresh_views(con)
-            refresh_bundled(con)
-        except SchemaError as exc:
-            raise WarehouseError(str(exc)) from exc
-        finally:
-            con.close()
-        self._migrated = True
-        return applied
-
-    # -- writes ------------------------------------------------------------------------
-    def insert_rows(self, table: str, rows: Sequence[Mapping[str, Any]], *, key: str) -> int:
-        """Insert dict rows by column name; rows whose ``key`` exists are skipped."""
-        if not rows:
-            return 0
-        frame = pl.DataFrame(list(rows), infer_schema_length=None)
-        return self.insert_frame(table, frame, key=key)
-
-    def insert_frame(self, table: str, frame: pl.DataFrame, *, key: str | None = None) -> int:
-        """Insert a polars frame by column name in one transaction; return rows added.
-
-        With ``key``, the insert is idempotent: duplicates inside the frame and rows
-        already present are skipped, so replaying a batch is harmless.
-        """
-        if key is None:
-            return self._insert(table, frame, [], f"INSERT INTO {table} BY NAME {_INCOMING}")
-        frame = frame.unique(subset=[key], keep="first", maintain_order=True)
-        return self._insert(table, frame, [], insert_new_sql(table, _INCOMING, key=key))
-
-    def replace_rows(
-        self, table: str, frame: pl.DataFrame, *, key: list[str], replace_where: str
-    ) -> int:
-        """Insert ``frame``; existing rows with the same key are replaced only if they match
-        ``replace_where`` (others are kept and the incoming row skipped). One transaction.
-        Returns the rows written (replacements included)."""
-        cols = ", ".join(key)
-        delete = (
-            f"DELETE FROM {table} WHERE {replace_where} AND ({cols}) IN "
-            f"(SELECT ({cols}) FROM _incoming)"
-        )
-        insert = f"INSERT INTO {table} BY NAME {_INCOMING} ON CONFLICT DO NOTHING"
-        return self._insert(table, frame, [delete], insert)
-
-    def _insert(self, table: str, frame: pl.DataFrame, before: list[str], insert: str) -> int:
-        """Register ``frame`` as ``_incoming``, run ``before`` statements, then ``insert``,
-        in one transaction."""
-        if frame.height == 0:
-            return 0
-        with self.connect() as con:
-            con.register("_incoming", frame)
-            try:
-                con.execute("BEGIN TRANSACTION")
-                for statement in before:
-                    con.execute(statement).fetchall()
-                rows = con.execute(insert).fetchall()
-                con.execute("COMMIT")
-            except duckdb.Error as exc:
-                con.execute("ROLLBACK")
-                raise WarehouseError(f"insert into {table} failed: {exc}") from exc
-            finally:
-                con.unregister("_incoming")
-            return int(rows[0][0]) if rows else 0
-
-    def execute(self, sql: str, params: Sequence[Any] | None = None) -> None:
-        """Run one write statement (or a script without parameters) in a transaction."""
-        with self.connect() as con:
-            con.execute("BEGIN TRANSACTION")
-            try:
-                statements = con.extract_statements(sql)
-                for i, statement in enumerate(statements):
-                    last = i == len(statements) - 1
-                    con.execute(statement, params if (last and params) else None)
-                con.execute("COMMIT")
-            except duckdb.Error as exc:
-                con.execute("ROLLBACK")
-                raise WarehouseError(str(exc)) from exc
-
-    # -- reads -------------------------------------------------------------------------
-    def query(self, sql: str, params: Sequence[Any] | None = None) -> pl.DataFrame:
-        """Run SQL on a read-only connection and return a polars frame.
-
-        A script may hold several statements; parameters bind to the last one, whose
-        result is returned.
-        """
-        with self.connect(read_only=True) as con:
-            try:
-                statements = con.extract_statements(sql)
-                if not statements:
-                    raise SqlError("no SQL statement given")
-                for statement in statements[:-1]:
-                    con.execute(statement)
-                relation = con.sql(statements[-1].query, params=params)
-                return relation.pl() if relation is not None else pl.DataFrame()
-            except duckdb.Error as exc:
-                raise SqlError(" ".join(str(exc).split())) from exc

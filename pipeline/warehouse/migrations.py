@@ -4,14 +4,17 @@ Migrations (``sql/schema/NNN_name.sql``) are applied by number, each in one tran
 together with its record in ``_migrations``. Views (``sql/views/*.sql``) and the shipped
 release calendar are rebuilt inside the database whenever their text changes, so the plain
 ``duckdb`` CLI sees the same views. These functions work on a connection the warehouse
-opened; they never open the file themselves.
+opened; they never open the file themselves. Each takes a ``translate`` for schema
+statements: ``unchanged`` for the single file, ``lake_schema.for_ducklake`` for a lake.
+The bookkeeping writes use no keys (delete then insert; anti-joins), so they run as they
+are on both.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,15 +22,21 @@ from typing import Any
 import duckdb
 
 from pipeline.resources import data_dir, sql_dir
+from pipeline.warehouse.inserts import insert_new_sql
 
 __all__ = [
     "Migration",
     "SchemaError",
+    "Translate",
     "apply_migrations",
     "load_migrations",
     "refresh_bundled",
     "refresh_views",
+    "unchanged",
 ]
+
+# A schema statement -> the statements a backend runs for it.
+Translate = Callable[[str], list[str]]
 
 _MIGRATION_NAME = re.compile(r"^(?P<number>\d{3})_(?P<name>[a-z0-9_]+)\.sql$")
 
@@ -66,23 +75,31 @@ def _load_views(directory: Path | None = None) -> dict[str, str]:
     return {p.stem: p.read_text(encoding="utf-8") for p in sorted(directory.glob("*.sql"))}
 
 
+def unchanged(statement: str) -> list[str]:
+    """The single file runs the schema as written."""
+    return [statement]
+
+
 def _digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def apply_migrations(
-    con: duckdb.DuckDBPyConnection, migrations: Sequence[Migration] | None = None
+    con: duckdb.DuckDBPyConnection,
+    migrations: Sequence[Migration] | None = None,
+    translate: Translate = unchanged,
 ) -> list[str]:
     """Apply every migration not yet recorded, each in one transaction with its record.
 
     A migration that was applied and has changed since is refused: the database would
     silently miss the change. Schema changes go in a new migration.
     """
-    con.execute(
+    for statement in translate(
         "CREATE TABLE IF NOT EXISTS _migrations ("
         " number INTEGER PRIMARY KEY, name VARCHAR NOT NULL,"
         " applied_at TIMESTAMPTZ NOT NULL DEFAULT now(), checksum VARCHAR)"
-    )
+    ):
+        con.execute(statement)
     done = dict(con.execute("SELECT number, checksum FROM _migrations").fetchall())
     applied: list[str] = []
     migrations = migrations if migrations is not None else load_migrations()
@@ -97,8 +114,9 @@ def apply_migrations(
             continue
         con.execute("BEGIN TRANSACTION")
         try:
-            for statement in con.extract_statements(migration.sql):
-                con.execute(statement)
+            for parsed in con.extract_statements(migration.sql):
+                for statement in translate(parsed.query):
+                    con.execute(statement)
             con.execute(
                 "INSERT INTO _migrations (number, name, checksum) VALUES (?, ?, ?)",
                 [migration.number, migration.name, _digest(migration.sql)],
@@ -116,12 +134,14 @@ def _refresh(
     kind: str,
     digest: str,
     statements: Sequence[tuple[str, Sequence[Any] | None]],
+    translate: Translate,
 ) -> None:
     """Run ``statements`` in one transaction unless ``kind`` was built from ``digest``."""
-    con.execute(
+    for statement in translate(
         "CREATE TABLE IF NOT EXISTS _refreshed (kind VARCHAR PRIMARY KEY, "
         "digest VARCHAR NOT NULL, refreshed_at TIMESTAMPTZ NOT NULL DEFAULT now())"
-    )
+    ):
+        con.execute(statement)
     rows = con.execute("SELECT digest FROM _refreshed WHERE kind = ?", [kind]).fetchall()
     if rows and rows[0][0] == digest:
         return
@@ -129,24 +149,23 @@ def _refresh(
     try:
         for statement, params in statements:
             con.execute(statement, params)
-        con.execute(
-            "INSERT OR REPLACE INTO _refreshed (kind, digest) VALUES (?, ?)", [kind, digest]
-        )
+        con.execute("DELETE FROM _refreshed WHERE kind = ?", [kind])
+        con.execute("INSERT INTO _refreshed (kind, digest) VALUES (?, ?)", [kind, digest])
         con.execute("COMMIT")
     except duckdb.Error as exc:
         con.execute("ROLLBACK")
         raise SchemaError(f"refreshing {kind} failed: {exc}") from exc
 
 
-def refresh_views(con: duckdb.DuckDBPyConnection) -> None:
+def refresh_views(con: duckdb.DuckDBPyConnection, translate: Translate = unchanged) -> None:
     """Recreate the views when their text changed."""
     views = _load_views()
     text = "\n".join(f"{name}\n{body}" for name, body in views.items())
     statements = [(s.query, None) for body in views.values() for s in con.extract_statements(body)]
-    _refresh(con, "views", _digest(text), statements)
+    _refresh(con, "views", _digest(text), statements, translate)
 
 
-def refresh_bundled(con: duckdb.DuckDBPyConnection) -> None:
+def refresh_bundled(con: duckdb.DuckDBPyConnection, translate: Translate = unchanged) -> None:
     """Reload the shipped release calendar and incidents when the files changed.
 
     User rows are never touched; a user row with the same key wins over a bundled one.
@@ -157,16 +176,24 @@ def refresh_bundled(con: duckdb.DuckDBPyConnection) -> None:
         ("DELETE FROM releases WHERE origin = 'bundled'", None),
         ("DELETE FROM incidents WHERE origin = 'bundled'", None),
         (
-            "INSERT INTO releases BY NAME SELECT vendor, model, release_date, kind,"
-            " source_url, confidence, 'bundled' AS origin"
-            " FROM read_csv(?, header = true, all_varchar = true) ON CONFLICT DO NOTHING",
+            insert_new_sql(
+                "releases",
+                "SELECT vendor, model, release_date::DATE AS release_date, kind, source_url,"
+                " confidence, 'bundled' AS origin"
+                " FROM read_csv(?, header = true, all_varchar = true)",
+                key="vendor, model, release_date",
+            ),
             [str(releases)],
         ),
         (
-            "INSERT INTO incidents BY NAME SELECT vendor, start_date,"
-            " nullif(end_date, '') AS end_date, summary, source_url, 'bundled' AS origin"
-            " FROM read_csv(?, header = true, all_varchar = true) ON CONFLICT DO NOTHING",
+            insert_new_sql(
+                "incidents",
+                "SELECT vendor, start_date::DATE AS start_date,"
+                " nullif(end_date, '')::DATE AS end_date, summary, source_url,"
+                " 'bundled' AS origin FROM read_csv(?, header = true, all_varchar = true)",
+                key="vendor, start_date, summary",
+            ),
             [str(incidents)],
         ),
     ]
-    _refresh(con, "bundled_reference", digest, statements)
+    _refresh(con, "bundled_reference", digest, statements, translate)

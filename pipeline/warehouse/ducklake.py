@@ -1,0 +1,125 @@
+"""A DuckLake warehouse: the backend for several probe sites and concurrent readers.
+
+Unlike the single file there is no lock to wait for: the catalog (SQLite or PostgreSQL)
+gives every transaction a snapshot, so readers and writers never block each other and
+several processes write at once. Opening is the costly part (loading the extensions,
+attaching the catalog), so each store keeps one in-memory DuckDB instance per access mode
+with the lake attached as ``warehouse``, and every operation gets its own cursor on it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import duckdb
+
+from pipeline.warehouse.errors import WarehouseError, cannot_open
+from pipeline.warehouse.extensions import load_extension, offline
+from pipeline.warehouse.lake import Lake, LakeSpecError, check_catalog
+from pipeline.warehouse.lake_schema import for_ducklake
+
+__all__ = ["LakeStore"]
+
+_ALIAS = "warehouse"
+_BUSY_TIMEOUT_MS = 10_000
+_CATALOG_EXTENSION = {"sqlite": "sqlite_scanner", "postgres": "postgres_scanner"}
+# A commit that failed because another writer was busy in the catalog, or changed what this
+# transaction read; DuckLake retries conflicts itself (ducklake_max_retry_count) but not these.
+_TRANSIENT = ("database is locked", "Transaction conflict", "could not serialize access")
+_SECRET = "nerfwatch_lake_s3"  # noqa: S105 (the name DuckDB files the S3 secret under)
+
+
+def _quoted(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+class LakeStore:
+    """Cursors on a DuckLake attached once per access mode and kept for the store's life."""
+
+    def translate(self, statement: str) -> list[str]:
+        return for_ducklake(statement)
+
+    def __init__(self, lake: Lake) -> None:
+        self.lake = lake
+        self.where = lake.where
+        self._instances: dict[bool, duckdb.DuckDBPyConnection] = {}
+        self._lock = threading.Lock()
+
+    def transient(self, exc: duckdb.Error) -> bool:
+        return any(text in str(exc) for text in _TRANSIENT)
+
+    def exists(self) -> bool:
+        return self.lake.catalog_exists()
+
+    @contextmanager
+    def connect(self, *, read_only: bool) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A cursor with the lake as its default catalog, closed afterwards."""
+        cursor = self._instance(read_only).cursor()
+        try:
+            cursor.execute(f"USE {_ALIAS}")
+            yield cursor
+        finally:
+            cursor.close()
+
+    def schema_connection(self) -> contextlib.AbstractContextManager[duckdb.DuckDBPyConnection]:
+        return self.connect(read_only=False)
+
+    def close(self) -> None:
+        with self._lock:
+            instances, self._instances = list(self._instances.values()), {}
+        for instance in instances:
+            with contextlib.suppress(duckdb.Error):
+                instance.close()
+
+    def _instance(self, read_only: bool) -> duckdb.DuckDBPyConnection:
+        with self._lock:
+            if read_only not in self._instances:
+                self._instances[read_only] = self._attach(read_only)
+            return self._instances[read_only]
+
+    def _attach(self, read_only: bool) -> duckdb.DuckDBPyConnection:
+        """A fresh instance with the extensions loaded, S3 set up and the lake attached."""
+        lake = self.lake
+        kind, target = check_catalog(lake.catalog)
+        for folder in lake.local_paths():
+            folder.mkdir(parents=True, exist_ok=True)
+        con = offline(duckdb.connect(":memory:"))
+        try:
+            con.execute("SET enable_progress_bar = false")
+            load_extension(con, "ducklake")
+            load_extension(con, _CATALOG_EXTENSION[kind])
+            if lake.on_s3:
+                load_extension(con, "httpfs")
+                self._create_s3_secret(con)
+            options = [f"DATA_PATH {_quoted(lake.data_path)}"]
+            if kind == "sqlite":  # readers beside a writer, and writers wait for each other
+                options += ["META_JOURNAL_MODE 'WAL'", f"META_BUSY_TIMEOUT {_BUSY_TIMEOUT_MS}"]
+            if read_only:
+                options.append("READ_ONLY")
+            con.execute(
+                f"ATTACH {_quoted(f'ducklake:{kind}:{target}')} AS {_ALIAS} ({', '.join(options)})"
+            )
+        except (duckdb.Error, WarehouseError, LakeSpecError) as exc:
+            con.close()
+            if isinstance(exc, WarehouseError):
+                raise
+            raise cannot_open(lake.where, exc) from None
+        return con
+
+    def _create_s3_secret(self, con: duckdb.DuckDBPyConnection) -> None:
+        """A temporary (in-memory) secret from the environment; a failure never echoes it."""
+        settings = self.lake.s3_settings()
+        options = ", ".join(
+            f"{name} {value if name == 'USE_SSL' else _quoted(value)}"
+            for name, value in settings.items()
+        )
+        try:
+            con.execute(f"CREATE OR REPLACE TEMPORARY SECRET {_SECRET} (TYPE s3, {options})")
+        except duckdb.Error as exc:
+            text = str(exc)
+            for value in (settings["KEY_ID"], settings["SECRET"]):
+                text = text.replace(value, "***")
+            raise WarehouseError(f"S3 settings for {self.lake.where} refused: {text}") from None

@@ -1,0 +1,177 @@
+"""The DuckLake backend beyond what every backend shares (tests/test_warehouse.py):
+several sites writing at once, readers never waiting for writers, replays stored once,
+the schema translated, and the lake opened through the config and the plain CLI."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from pipeline.cli import app
+from pipeline.warehouse import Lake, Warehouse, WarehouseError
+from pipeline.warehouse.extensions import extension_file
+from pipeline.warehouse.lake_schema import for_ducklake
+from probes.ids import new_run_id
+from probes.result import ProbeResult
+from tests.support.waiting import read_line
+from tests.support.warehouses import LAKE_BACKENDS
+from tests.test_config import VALID
+from tests.test_duckdb_cli import cli_rows
+
+T0 = datetime(2026, 11, 2, 10, 0, tzinfo=UTC)
+WRITERS_DEADLINE_S = 240.0
+READ_DEADLINE_S = 20.0
+
+on_every_lake = pytest.mark.parametrize("warehouse", LAKE_BACKENDS, indirect=True)
+
+
+def rows(n: int, *, site: str = "here", start: datetime = T0) -> list[dict[str, object]]:
+    return [
+        ProbeResult(
+            run_id=new_run_id(),
+            started_at=start + timedelta(seconds=i),
+            provider="alpha",
+            model="m",
+            probe="short",
+            task_family="arithmetic",
+            error_class="ok",
+            ttft_ms=100.0 + i,
+            probe_site=site,
+        ).as_row()
+        for i in range(n)
+    ]
+
+
+def lake_of(warehouse: Warehouse) -> Lake:
+    store = warehouse._store  # the test needs the same lake for a second process
+    assert hasattr(store, "lake")
+    lake = store.lake
+    assert isinstance(lake, Lake)
+    return lake
+
+
+def test_create_table_keeps_columns_types_not_null_and_defaults_only() -> None:
+    (plain,) = for_ducklake(
+        "-- a comment\nCREATE TABLE t (id VARCHAR PRIMARY KEY, kind VARCHAR NOT NULL"
+        " DEFAULT 'a' CHECK (kind IN ('a', 'b')), n INTEGER, UNIQUE (n))"
+    )
+    assert plain == (
+        'CREATE TABLE "t" ("id" VARCHAR NOT NULL, "kind" VARCHAR NOT NULL DEFAULT \'a\', '
+        '"n" INTEGER)'
+    )
+    assert for_ducklake("CREATE INDEX i ON t (n)") == []
+    assert for_ducklake("DROP INDEX IF EXISTS i") == []
+    alter = "ALTER TABLE t ADD COLUMN m BIGINT"
+    assert for_ducklake(alter) == [alter]
+
+
+@on_every_lake
+def test_a_lake_is_not_a_file_and_says_where_it_is(warehouse: Warehouse) -> None:
+    assert warehouse.where.startswith("lake ")
+    with pytest.raises(WarehouseError, match="is a lake, not a single file"):
+        _ = warehouse.path
+
+
+@on_every_lake
+def test_a_replay_from_a_restarted_writer_adds_nothing(warehouse: Warehouse) -> None:
+    batch = rows(20)
+    assert warehouse.insert_rows("probe_results", batch, key="run_id") == 20
+    restarted = Warehouse(lake_of(warehouse))
+    try:
+        assert restarted.insert_rows("probe_results", batch[5:] + rows(3), key="run_id") == 3
+        counts = restarted.query("SELECT count(*), count(DISTINCT run_id) FROM probe_results")
+    finally:
+        restarted.close()
+    assert counts.row(0) == (23, 23)
+
+
+@on_every_lake
+def test_a_reader_does_not_wait_for_an_open_write_transaction(warehouse: Warehouse) -> None:
+    warehouse.insert_rows("probe_results", rows(4), key="run_id")
+    reader = Warehouse(lake_of(warehouse))
+    try:
+        with warehouse.connect() as writer:
+            writer.execute("BEGIN TRANSACTION")
+            writer.execute(
+                "INSERT INTO probe_results (run_id, started_at, provider, model, probe,"
+                " task_family) VALUES ('uncommitted', now(), 'p', 'm', 'x', 'arithmetic')"
+            )
+            started = time.monotonic()
+            seen = reader.query("SELECT count(*) AS n FROM probe_results")["n"][0]
+            waited = time.monotonic() - started
+            writer.execute("COMMIT")
+        assert seen == 4 and waited < READ_DEADLINE_S
+        assert reader.query("SELECT count(*) AS n FROM probe_results")["n"][0] == 5
+    finally:
+        reader.close()
+
+
+@on_every_lake
+def test_three_sites_writing_at_once_land_every_row_once(warehouse: Warehouse) -> None:
+    lake = lake_of(warehouse)
+    command = [sys.executable, "-m", "tests.support.writer_loop", lake.catalog]
+    writers = [
+        subprocess.Popen(
+            [*command, "--lake-data", lake.data_path, "--site", site, "--batches", "8"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for site in ("frankfurt", "virginia", "shanghai")
+    ]
+    for writer in writers:
+        assert read_line(writer, WRITERS_DEADLINE_S, "the writer's first batch") == "started"
+    for writer in writers:
+        assert read_line(writer, WRITERS_DEADLINE_S, "the writer's end") == "done"
+        _, errors = writer.communicate(timeout=WRITERS_DEADLINE_S)
+        assert writer.returncode == 0, errors
+    per_site = warehouse.query(
+        "SELECT probe_site, count(*) AS n, count(DISTINCT run_id) AS u FROM probe_results"
+        " GROUP BY ALL ORDER BY ALL"
+    )
+    assert per_site.rows() == [("frankfurt", 40, 40), ("shanghai", 40, 40), ("virginia", 40, 40)]
+
+
+def test_the_duckdb_cli_attaches_a_lake_and_sees_the_views(tmp_path: Path) -> None:
+    lake = Lake(catalog=f"sqlite:{tmp_path / 'catalog.sqlite'}", data_path=str(tmp_path / "data"))
+    warehouse = Warehouse(lake)
+    try:
+        warehouse.insert_rows("probe_results", rows(6, site="a") + rows(4, site="b"), key="run_id")
+    finally:
+        warehouse.close()
+    attach = (
+        f"LOAD '{extension_file('ducklake')}'; LOAD '{extension_file('sqlite_scanner')}'; "
+        f"ATTACH 'ducklake:{lake.catalog}' AS w (READ_ONLY); USE w; "
+    )
+    seen = cli_rows(None, attach + "SELECT provider, n FROM hourly")
+    assert seen == [{"provider": "alpha", "n": "10"}]
+
+
+def test_nerfwatch_sql_reads_the_lake_its_config_names(tmp_path: Path) -> None:
+    config = tmp_path / "nerfwatch.toml"
+    lake_lines = (
+        'backend = "ducklake"\ncatalog = "sqlite:lake/catalog.sqlite"\ndata_path = "lake/data"'
+    )
+    config.write_text(
+        VALID.replace('path = "data/nw.duckdb"', f'path = "data/nw.duckdb"\n{lake_lines}', 1),
+        encoding="utf-8",
+    )
+    missing = CliRunner().invoke(app, ["sql", "SELECT 1", "--config", str(config)])
+    assert missing.exit_code == 2 and "no warehouse at lake sqlite:" in missing.output
+    lake = Lake(f"sqlite:{tmp_path / 'lake' / 'catalog.sqlite'}", str(tmp_path / "lake" / "data"))
+    warehouse = Warehouse(lake)
+    try:
+        warehouse.insert_rows("probe_results", rows(3), key="run_id")
+    finally:
+        warehouse.close()
+    query = "SELECT count(*) AS n FROM probes"
+    result = CliRunner().invoke(app, ["sql", query, "--config", str(config), "-f", "csv"])
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines() == ["n", "3"]
+    assert not (tmp_path / "data" / "nw.duckdb").exists()  # the file backend was not touched
