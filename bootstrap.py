@@ -7,7 +7,8 @@
 
 Needs only Python >= 3.11. It installs uv (pinned) into .uv-bootstrap/ if uv is not on
 PATH, then `uv sync --frozen` builds .venv exactly as uv.lock says. For the browser tests
-it installs Debian's chromium when it is missing and the machine allows it (root + apt).
+it installs Debian's chromium, and for the lake tests Debian's PostgreSQL server, when
+they are missing and the machine allows it (root + apt).
 Anything after the command is passed on: `python3 bootstrap.py test -k config`.
 """
 
@@ -105,6 +106,27 @@ def ensure_chromium() -> None:
     )
 
 
+def ensure_postgres() -> None:
+    """Debian's PostgreSQL server binaries for the lake tests' throwaway catalog cluster.
+
+    Only the binaries are used (tests/support/postgres.py runs its own cluster in a temp
+    dir); the package's default cluster is not created.
+    """
+    if any(Path("/usr/lib/postgresql").glob("*/bin/initdb")):
+        return
+    if os.geteuid() != 0 or shutil.which("apt-get") is None:
+        say("PostgreSQL is missing and cannot be installed here; its lake tests will be skipped")
+        return
+    say("installing Debian's PostgreSQL server for the lake tests")
+    conf = Path("/etc/postgresql-common/createcluster.conf")
+    conf.parent.mkdir(parents=True, exist_ok=True)
+    if not conf.exists():
+        conf.write_text("create_main_cluster = false\n", encoding="utf-8")
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    run_quietly("apt-get", "update", "-qq", env=env)
+    run_quietly("apt-get", "install", "-y", "-qq", "--no-install-recommends", "postgresql", env=env)
+
+
 def ensure_llama_server() -> None:
     """llama.cpp's llama-server for the real-server tests, built from PyPI's sdist.
 
@@ -141,6 +163,7 @@ def main(argv: list[str]) -> None:
         run(uv, "run", "--frozen", "nerfwatch", *rest, env=env)
     else:
         ensure_chromium()
+        ensure_postgres()
         ensure_llama_server()
         say("ruff (lint and format)")
         run(uv, "run", "--frozen", "ruff", "check", ".", env=env)

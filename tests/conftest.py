@@ -4,12 +4,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-
-from pipeline.warehouse import Warehouse
-from tests.support.warehouses import location_for
 
 pytest_plugins = [
     "tests.support.hang_guard",
@@ -17,17 +13,10 @@ pytest_plugins = [
     "tests.support.browser",
     "tests.support.pinned_date",
     "tests.support.llama_server",
+    "tests.support.postgres",
+    "tests.support.seaweedfs",
+    "tests.support.warehouses",  # the `warehouse` fixture, on any backend
 ]
-
-
-@pytest.fixture
-def warehouse(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Warehouse]:
-    """A real, migrated warehouse in a temp dir: a DuckDB file, or the backend a test is
-    parametrized with (``tests.support.warehouses.on_every_backend``)."""
-    wh = Warehouse(location_for(getattr(request, "param", "duckdb"), tmp_path, request))
-    wh.migrate()
-    yield wh
-    wh.close()
 
 
 @pytest.fixture(autouse=True)

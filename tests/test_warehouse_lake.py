@@ -13,12 +13,16 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from pipeline.analysis.orchestrate import run_analysis
 from pipeline.cli import app
 from pipeline.warehouse import Lake, Warehouse, WarehouseError
 from pipeline.warehouse.extensions import extension_file
 from pipeline.warehouse.lake_schema import for_ducklake
 from probes.ids import new_run_id
 from probes.result import ProbeResult
+from probes.simulator import bundled_scenario, configure
+from probes.simulator.store import write_history
+from tests.support.seaweedfs import BUCKET, S3Server
 from tests.support.waiting import read_line
 from tests.support.warehouses import LAKE_BACKENDS
 from tests.test_config import VALID
@@ -175,3 +179,66 @@ def test_nerfwatch_sql_reads_the_lake_its_config_names(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert result.output.splitlines() == ["n", "3"]
     assert not (tmp_path / "data" / "nw.duckdb").exists()  # the file backend was not touched
+
+
+@on_every_lake
+def test_data_files_land_under_the_lakes_data_path(warehouse: Warehouse) -> None:
+    """Past DuckLake's inlining limit (10 rows) a commit writes Parquet where configured:
+    the folder, or the bucket of the S3 server."""
+    lake = lake_of(warehouse)
+    assert warehouse.insert_rows("probe_results", rows(50), key="run_id") == 50
+    with warehouse.connect() as con:
+        files = [
+            row[0]
+            for row in con.execute(
+                "SELECT data_file FROM ducklake_list_files('warehouse', 'probe_results')"
+            ).fetchall()
+        ]
+        stored = con.execute("SELECT count(*) FROM glob(?)", [f"{lake.data_path}**"]).fetchone()
+    assert files and all(path.startswith(lake.data_path) for path in files), files
+    assert stored is not None and stored[0] >= len(files)
+    assert warehouse.query("SELECT count(*) AS n FROM probes")["n"][0] == 50
+
+
+def test_wrong_s3_credentials_fail_in_one_line_without_the_secret(
+    tmp_path: Path, s3_server: S3Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name, value in s3_server.environment().items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "wrong-secret-value")
+    lake = Lake(f"sqlite:{tmp_path / 'catalog.sqlite'}", f"s3://{BUCKET}/wrong-credentials/")
+    warehouse = Warehouse(lake)
+    try:
+        with pytest.raises(WarehouseError) as caught:
+            warehouse.insert_rows("probe_results", rows(50), key="run_id")
+    finally:
+        warehouse.close()
+    message = str(caught.value)
+    assert "\n" not in message and "wrong-secret-value" not in message
+    monkeypatch.delenv("AWS_SECRET_ACCESS_KEY")
+    with pytest.raises(WarehouseError, match="AWS_SECRET_ACCESS_KEY is not set"):
+        Warehouse(lake).migrate()
+
+
+@pytest.mark.slow
+@on_every_lake
+def test_analysis_on_a_lake_finds_the_phases_it_finds_in_a_file(
+    warehouse: Warehouse, tmp_path: Path
+) -> None:
+    """The same simulated history, analyzed in a file and in a lake: the same phases."""
+    scenario = configure(bundled_scenario())
+    end = datetime(2026, 11, 1, tzinfo=UTC)
+    file = Warehouse(tmp_path / "file.duckdb")
+    found = []
+    for each in (file, warehouse):
+        write_history(each, scenario, days=40, end=end, seed=1, options=scenario.history)
+        analysis_id = run_analysis(each, since=None, source=None, seed=0)
+        found.append(
+            each.query(
+                "SELECT provider, phase_no, stage, start_at, round(severity, 6) AS severity"
+                " FROM phases WHERE analysis_id = ? ORDER BY ALL",
+                [analysis_id],
+            ).rows()
+        )
+    assert len(found[0]) >= 6
+    assert found[1] == found[0]

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 
 import duckdb
 
-from pipeline.warehouse.errors import WarehouseError, cannot_open
+from pipeline.warehouse.errors import WarehouseError, cannot_open, one_line
 from pipeline.warehouse.extensions import load_extension, offline
 from pipeline.warehouse.lake import Lake, LakeSpecError, check_catalog
 from pipeline.warehouse.lake_schema import for_ducklake
@@ -119,7 +119,7 @@ class LakeStore:
         try:
             con.execute(f"CREATE OR REPLACE TEMPORARY SECRET {_SECRET} (TYPE s3, {options})")
         except duckdb.Error as exc:
-            text = str(exc)
+            text = one_line(exc)
             for value in (settings["KEY_ID"], settings["SECRET"]):
                 text = text.replace(value, "***")
             raise WarehouseError(f"S3 settings for {self.lake.where} refused: {text}") from None

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import duckdb
 
-__all__ = ["SqlError", "WarehouseBusy", "WarehouseError", "cannot_open"]
+__all__ = ["SqlError", "WarehouseBusy", "WarehouseError", "cannot_open", "one_line"]
 
 # DuckDB 1.5 reading a file written by a newer DuckDB (2.0 writes storage version 999).
 _NEWER_FILE = re.compile(
@@ -31,6 +31,11 @@ class WarehouseBusy(WarehouseError):
     """Another process holds the DuckDB file longer than we are willing to wait."""
 
 
+def one_line(text: object) -> str:
+    """An engine's message (DuckDB's often span lines: hints, S3 replies) as one line."""
+    return " ".join(str(text).split())
+
+
 def cannot_open(where: str | Path, exc: BaseException) -> WarehouseError:
     """One line saying why ``where`` cannot be opened and, if we know, what to do.
 
@@ -47,4 +52,4 @@ def cannot_open(where: str | Path, exc: BaseException) -> WarehouseError:
             f"'{where}' AS old (READ_ONLY); ATTACH 'copy.duckdb' AS new "
             "(STORAGE_VERSION 'v1.5.0'); COPY FROM DATABASE old TO new; then use copy.duckdb"
         )
-    return WarehouseError(f"cannot open warehouse {where}: {' '.join(str(exc).split())}")
+    return WarehouseError(f"cannot open warehouse {where}: {one_line(exc)}")

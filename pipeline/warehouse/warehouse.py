@@ -22,7 +22,7 @@ import polars as pl
 
 from pipeline.warehouse.duckdb_file import FileStore
 from pipeline.warehouse.ducklake import LakeStore
-from pipeline.warehouse.errors import SqlError, WarehouseError
+from pipeline.warehouse.errors import SqlError, WarehouseError, one_line
 from pipeline.warehouse.inserts import insert_new_sql
 from pipeline.warehouse.lake import Lake
 from pipeline.warehouse.migrations import (
@@ -117,7 +117,7 @@ class Warehouse:
                 refresh_views(con, translate)
                 refresh_bundled(con, translate)
             except SchemaError as exc:
-                raise WarehouseError(str(exc)) from exc
+                raise WarehouseError(one_line(exc)) from exc
         self._migrated = True
         return applied
 
@@ -170,7 +170,7 @@ class Warehouse:
                 return self._insert_once(frame, before, insert)
             except duckdb.Error as exc:
                 if not self._store.transient(exc) or time.monotonic() >= deadline:
-                    raise WarehouseError(f"insert into {table} failed: {exc}") from exc
+                    raise WarehouseError(f"insert into {table} failed: {one_line(exc)}") from exc
             time.sleep(delay)
             delay = min(delay * 2, 0.25)
 
@@ -202,7 +202,7 @@ class Warehouse:
                 con.execute("COMMIT")
             except duckdb.Error as exc:
                 _rollback(con)
-                raise WarehouseError(str(exc)) from exc
+                raise WarehouseError(one_line(exc)) from exc
 
     # -- reads -------------------------------------------------------------------------
     def query(self, sql: str, params: Sequence[Any] | None = None) -> pl.DataFrame:
@@ -221,4 +221,4 @@ class Warehouse:
                 relation = con.sql(statements[-1].query, params=params)
                 return relation.pl() if relation is not None else pl.DataFrame()
             except duckdb.Error as exc:
-                raise SqlError(" ".join(str(exc).split())) from exc
+                raise SqlError(one_line(exc)) from exc

@@ -21,6 +21,7 @@ import pytest
 from tests.support.llama_build import binary
 from tests.support.mounts import unavailable
 from tests.support.tiny_model import N_CTX, write_tiny_model
+from tests.support.waiting import start_server, stop_server
 
 __all__ = ["LlamaServer", "llama_server", "start_llama_server"]
 
@@ -79,24 +80,17 @@ def start_llama_server(folder: Path, model: Path | None = None) -> LlamaServer:
         str(exe), "-m", str(model), "--host", "127.0.0.1", "--port", str(port),
         "-c", str(N_CTX), "-np", "1", "-t", "2", "--chat-template", "chatml", "--no-webui",
     ]  # fmt: skip
-    with log.open("wb") as out:
-        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
-    server = LlamaServer(process, port, model, log)
-    try:
-        _wait_ready(server)
-    except BaseException:
-        stop(server)
-        raise
-    return server
+    process = start_server(
+        command,
+        log,
+        lambda process: _wait_ready(LlamaServer(process, port, model, log)),
+        stop_timeout=STOP_DEADLINE_S,
+    )
+    return LlamaServer(process, port, model, log)
 
 
 def stop(server: LlamaServer) -> None:
-    server.process.terminate()
-    try:
-        server.process.wait(STOP_DEADLINE_S)
-    except subprocess.TimeoutExpired:
-        server.process.kill()
-        server.process.wait(STOP_DEADLINE_S)
+    stop_server(server.process, STOP_DEADLINE_S)
 
 
 @pytest.fixture(scope="session")

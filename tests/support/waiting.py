@@ -8,13 +8,23 @@ from __future__ import annotations
 
 import asyncio
 import queue
+import signal
 import subprocess
 import threading
 import time
 from collections.abc import Awaitable, Callable
-from typing import IO, TypeVar
+from pathlib import Path
+from typing import IO, Any, TypeVar
 
-__all__ = ["read_line", "read_line_async", "wait_until", "wait_until_async", "within"]
+__all__ = [
+    "read_line",
+    "read_line_async",
+    "start_server",
+    "stop_server",
+    "wait_until",
+    "wait_until_async",
+    "within",
+]
 
 T = TypeVar("T")
 
@@ -78,6 +88,41 @@ def read_line(
         if stream is not None:
             stream.close()
     raise AssertionError(failure)
+
+
+def start_server(
+    command: list[str],
+    log: Path,
+    ready: Callable[[subprocess.Popen[bytes]], None],
+    *,
+    stop_timeout: float,
+    user: str | None = None,
+) -> subprocess.Popen[bytes]:
+    """Start a server child with its output in ``log``; ``ready`` waits for it (with its
+    own deadline) and raises if it never gets there, and then the child is stopped."""
+    with log.open("wb") as out:
+        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, user=user)
+    try:
+        ready(proc)
+    except BaseException:
+        stop_server(proc, stop_timeout)
+        raise
+    return proc
+
+
+def stop_server(
+    proc: subprocess.Popen[Any], timeout: float, how: signal.Signals = signal.SIGTERM
+) -> None:
+    """Stop a server child by its PID: ``how``, then SIGKILL if it is still there after
+    ``timeout`` seconds; waits for it either way (no zombie, no stray listener)."""
+    if proc.poll() is not None:
+        return
+    proc.send_signal(how)
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout)
 
 
 def _readline(stream: IO[str] | None) -> str:

@@ -1,6 +1,7 @@
-"""The warehouse on each backend, for tests that must hold on all of them.
+"""The ``warehouse`` fixture: a real, migrated warehouse for one test, on any backend.
 
-``on_every_backend`` parametrizes the ``warehouse`` fixture (tests/conftest.py) over
+Without parameters it is a DuckDB file in the test's temp dir. ``on_every_backend``
+parametrizes it over
 ``BACKENDS``: the single DuckDB file, a DuckLake on a SQLite catalog with local data, and
 a DuckLake on a real PostgreSQL catalog with data on a real S3 server (SeaweedFS), the
 last two started once per session (tests/support/postgres.py, tests/support/seaweedfs.py).
@@ -8,15 +9,18 @@ last two started once per session (tests/support/postgres.py, tests/support/seaw
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from pipeline.warehouse import Lake
+from pipeline.warehouse import Lake, Warehouse
+from tests.support.postgres import PostgresServer
+from tests.support.seaweedfs import BUCKET, S3Server
 
-__all__ = ["BACKENDS", "LAKE_BACKENDS", "location_for", "on_every_backend"]
+__all__ = ["BACKENDS", "LAKE_BACKENDS", "location_for", "on_every_backend", "warehouse"]
 
-LAKE_BACKENDS = ("ducklake+sqlite+local",)
+LAKE_BACKENDS = ("ducklake+sqlite+local", "ducklake+postgres+s3")
 BACKENDS = ("duckdb", *LAKE_BACKENDS)
 
 on_every_backend = pytest.mark.parametrize("warehouse", BACKENDS, indirect=True)
@@ -28,4 +32,24 @@ def location_for(backend: str, folder: Path, request: pytest.FixtureRequest) -> 
         return folder / "nerfwatch.duckdb"
     if backend == "ducklake+sqlite+local":
         return Lake(catalog=f"sqlite:{folder / 'catalog.sqlite'}", data_path=str(folder / "data"))
+    if backend == "ducklake+postgres+s3":
+        postgres: PostgresServer = request.getfixturevalue("postgres_server")
+        s3: S3Server = request.getfixturevalue("s3_server")
+        monkeypatch: pytest.MonkeyPatch = request.getfixturevalue("monkeypatch")
+        for name, value in s3.environment().items():
+            monkeypatch.setenv(name, value)  # S3 settings come from the environment only
+        database = postgres.new_database()
+        return Lake(
+            catalog=f"postgres:{postgres.conninfo(database)}",
+            data_path=f"s3://{BUCKET}/{database}/",
+        )
     raise ValueError(f"unknown backend {backend!r} (known: {', '.join(BACKENDS)})")
+
+
+@pytest.fixture
+def warehouse(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Warehouse]:
+    """A migrated warehouse: a DuckDB file, or the backend the test is parametrized with."""
+    wh = Warehouse(location_for(getattr(request, "param", "duckdb"), tmp_path, request))
+    wh.migrate()
+    yield wh
+    wh.close()

@@ -1,0 +1,153 @@
+"""A throwaway PostgreSQL cluster on a free loopback port, for the lake's catalog.
+
+Debian's server binaries (``/usr/lib/postgresql/<version>/bin``; bootstrap installs the
+``postgresql`` package in CI). The cluster lives in a fresh temp dir with trust
+authentication on 127.0.0.1 only and fsync off; ``postgres`` runs as our child and is
+stopped by its PID at the end of the session. As root, initdb refuses to run, so the
+cluster is owned by and run as the ``postgres`` system user. Without the binaries the
+tests are skipped with the reason locally and fail in CI.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import pwd
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from tests.support.daemon import free_port
+from tests.support.mounts import unavailable
+from tests.support.waiting import start_server, stop_server
+
+__all__ = ["PostgresServer", "postgres_server"]
+
+READY_DEADLINE_S = 60.0
+STOP_DEADLINE_S = 30.0
+COMMAND_DEADLINE_S = 60.0
+USER = "nerfwatch"
+
+
+def server_binaries() -> Path | None:
+    """The newest installed Debian PostgreSQL ``bin`` folder with initdb and postgres."""
+    found = sorted(
+        Path("/usr/lib/postgresql").glob("*/bin/initdb"),
+        key=lambda p: int(p.parent.parent.name) if p.parent.parent.name.isdigit() else 0,
+    )
+    for initdb in reversed(found):
+        if (initdb.parent / "postgres").is_file():
+            return initdb.parent
+    return None
+
+
+@dataclass
+class PostgresServer:
+    process: subprocess.Popen[bytes]
+    port: int
+    folder: Path
+    bin_dir: Path
+    run_as: str | None
+    _names: Iterator[int] = field(default_factory=itertools.count)
+
+    def conninfo(self, dbname: str) -> str:
+        """libpq conninfo without a password (trust authentication on loopback)."""
+        return f"host=127.0.0.1 port={self.port} dbname={dbname} user={USER}"
+
+    def new_database(self) -> str:
+        """A fresh, empty database for one test; its name."""
+        name = f"lake_{next(self._names)}"
+        self._client("createdb", name)
+        return name
+
+    def _client(self, tool: str, *args: str) -> None:
+        command = [str(self.bin_dir / tool), "-h", "127.0.0.1", "-p", str(self.port), "-U", USER]
+        done = subprocess.run(
+            [*command, *args], capture_output=True, text=True, timeout=COMMAND_DEADLINE_S
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"{tool} {' '.join(args)} failed: {done.stderr.strip()}")
+
+
+def _owned(folder: Path, run_as: str | None) -> None:
+    if run_as is not None:
+        entry = pwd.getpwnam(run_as)
+        os.chown(folder, entry.pw_uid, entry.pw_gid)
+
+
+def start_postgres(bin_dir: Path) -> PostgresServer:
+    """initdb a cluster in a new temp dir and start ``postgres`` on a free port."""
+    run_as = "postgres" if os.geteuid() == 0 else None
+    folder = Path(tempfile.mkdtemp(prefix="nerfwatch-pg-"))
+    _owned(folder, run_as)
+    data, log = folder / "data", folder / "postgres.log"
+    initdb = [
+        str(bin_dir / "initdb"), "-D", str(data), "-U", USER, "--auth=trust", "--no-sync",
+        "-E", "UTF8", "--no-instructions",
+    ]  # fmt: skip
+    done = subprocess.run(
+        initdb, capture_output=True, text=True, timeout=COMMAND_DEADLINE_S, user=run_as
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"initdb failed: {done.stderr.strip()}")
+    port = free_port()
+    command = [
+        str(bin_dir / "postgres"), "-D", str(data), "-p", str(port), "-k", str(folder),
+        "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "full_page_writes=off",
+    ]  # fmt: skip
+    try:
+        process = start_server(
+            command,
+            log,
+            lambda process: _wait_ready(
+                PostgresServer(process, port, folder, bin_dir, run_as), log
+            ),
+            stop_timeout=STOP_DEADLINE_S,
+            user=run_as,
+        )
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    return PostgresServer(process, port, folder, bin_dir, run_as)
+
+
+def _wait_ready(server: PostgresServer, log: Path) -> None:
+    deadline = time.monotonic() + READY_DEADLINE_S
+    probe = [str(server.bin_dir / "pg_isready"), "-h", "127.0.0.1", "-p", str(server.port)]
+    while time.monotonic() < deadline:
+        if server.process.poll() is not None:
+            raise RuntimeError(f"postgres exited: {log.read_text(errors='replace')[-2000:]}")
+        if subprocess.run(probe, capture_output=True, timeout=COMMAND_DEADLINE_S).returncode == 0:
+            return
+        time.sleep(0.1)
+    raise RuntimeError(f"postgres not ready in {READY_DEADLINE_S:.0f} s: see {log}")
+
+
+def stop(server: PostgresServer) -> None:
+    """Fast shutdown by PID (SIGINT), then SIGKILL past the deadline; remove the cluster."""
+    stop_server(server.process, STOP_DEADLINE_S, signal.SIGINT)
+    shutil.rmtree(server.folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """One PostgreSQL cluster for the session; each test takes a ``new_database()``."""
+    bin_dir = server_binaries()
+    if bin_dir is None:
+        unavailable(
+            "PostgreSQL server binaries are not installed (/usr/lib/postgresql/*/bin; "
+            "apt-get install postgresql, or python3 bootstrap.py test as root)"
+        )
+        raise AssertionError("unreachable")
+    server = start_postgres(bin_dir)
+    try:
+        yield server
+    finally:
+        stop(server)
