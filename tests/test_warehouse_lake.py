@@ -242,3 +242,74 @@ def test_analysis_on_a_lake_finds_the_phases_it_finds_in_a_file(
         )
     assert len(found[0]) >= 6
     assert found[1] == found[0]
+
+
+def test_migrate_copies_a_file_into_a_lake_and_back_resumably(tmp_path: Path) -> None:
+    file = Warehouse(tmp_path / "nerfwatch.duckdb")
+    file.insert_rows("probe_results", rows(40, site="a"), key="run_id")
+    file.execute(
+        "INSERT INTO analysis_runs (analysis_id, started_at, status) VALUES ('an1', now(), 'done');"
+        " INSERT INTO phases (analysis_id, provider, phase_no, label, stage, start_at)"
+        " VALUES ('an1', 'alpha', 0, 'stable', 'stable', now())"
+    )
+    catalog = f"sqlite:{tmp_path / 'lake.sqlite'}"
+    to_lake = ["warehouse", "migrate", "--db", str(file.path), "--to", "ducklake"]
+    to_lake += ["--catalog", catalog, "--data-path", str(tmp_path / "lake")]
+    first = CliRunner().invoke(app, to_lake)
+    assert first.exit_code == 0, first.output
+    assert "probe_results: 40 rows in the source, 40 in the target (40 copied now)" in first.output
+    assert "phases: 1 rows in the source, 1 in the target (1 copied now)" in first.output
+    assert "verified: every row of" in first.output
+
+    file.insert_rows("probe_results", rows(5, site="b", start=T0 + timedelta(days=1)), key="run_id")
+    again = CliRunner().invoke(app, to_lake)  # catches up, copies nothing twice
+    assert again.exit_code == 0, again.output
+    assert "probe_results: 45 rows in the source, 45 in the target (5 copied now)" in again.output
+    assert "phases: 1 rows in the source, 1 in the target (0 copied now)" in again.output
+
+    lake = Warehouse(Lake(catalog, str(tmp_path / "lake")))
+    try:
+        sites = lake.query("SELECT probe_site, count(*) FROM probe_results GROUP BY ALL ORDER BY 1")
+    finally:
+        lake.close()
+    assert sites.rows() == [("a", 40), ("b", 5)]
+    config = tmp_path / "lake.toml"
+    config.write_text(
+        VALID.replace(
+            'path = "data/nw.duckdb"',
+            f'path = "data/nw.duckdb"\nbackend = "ducklake"\ncatalog = "{catalog}"\n'
+            f'data_path = "{tmp_path / "lake"}"',
+            1,
+        ),
+        encoding="utf-8",
+    )
+    back_path = tmp_path / "back.duckdb"
+    back = CliRunner().invoke(
+        app,
+        [
+            "warehouse",
+            "migrate",
+            "--config",
+            str(config),
+            "--to",
+            "duckdb",
+            "--path",
+            str(back_path),
+        ],
+    )
+    assert back.exit_code == 0, back.output
+    assert Warehouse(back_path).query("SELECT count(*) AS n FROM probes")["n"][0] == 45
+
+
+def test_migrate_refuses_a_target_it_cannot_name(tmp_path: Path) -> None:
+    file = Warehouse(tmp_path / "nerfwatch.duckdb")
+    file.migrate()
+    command = ["warehouse", "migrate", "--db", str(file.path)]
+    for args, says in (
+        (["--to", "ducklake", "--catalog", "mysql:x", "--data-path", "d"], "sqlite:PATH"),
+        (["--to", "ducklake"], "needs --catalog and --data-path"),
+        (["--to", "parquet"], '"duckdb" or "ducklake"'),
+        (["--to", "duckdb", "--path", str(file.path)], "the warehouse itself"),
+    ):
+        result = CliRunner().invoke(app, command + args)
+        assert result.exit_code == 2 and says in result.output, result.output

@@ -21,7 +21,7 @@ from pipeline.warehouse.extensions import load_extension, offline
 from pipeline.warehouse.lake import Lake, LakeSpecError, check_catalog
 from pipeline.warehouse.lake_schema import for_ducklake
 
-__all__ = ["LakeStore"]
+__all__ = ["LakeStore", "attach_lake"]
 
 _ALIAS = "warehouse"
 _BUSY_TIMEOUT_MS = 10_000
@@ -81,45 +81,52 @@ class LakeStore:
             return self._instances[read_only]
 
     def _attach(self, read_only: bool) -> duckdb.DuckDBPyConnection:
-        """A fresh instance with the extensions loaded, S3 set up and the lake attached."""
-        lake = self.lake
-        kind, target = check_catalog(lake.catalog)
-        for folder in lake.local_paths():
-            folder.mkdir(parents=True, exist_ok=True)
+        """A fresh instance with the lake attached as ``warehouse``."""
         con = offline(duckdb.connect(":memory:"))
         try:
             con.execute("SET enable_progress_bar = false")
-            load_extension(con, "ducklake")
-            load_extension(con, _CATALOG_EXTENSION[kind])
-            if lake.on_s3:
-                load_extension(con, "httpfs")
-                self._create_s3_secret(con)
-            options = [f"DATA_PATH {_quoted(lake.data_path)}"]
-            if kind == "sqlite":  # readers beside a writer, and writers wait for each other
-                options += ["META_JOURNAL_MODE 'WAL'", f"META_BUSY_TIMEOUT {_BUSY_TIMEOUT_MS}"]
-            if read_only:
-                options.append("READ_ONLY")
-            con.execute(
-                f"ATTACH {_quoted(f'ducklake:{kind}:{target}')} AS {_ALIAS} ({', '.join(options)})"
-            )
-        except (duckdb.Error, WarehouseError, LakeSpecError) as exc:
+            attach_lake(con, self.lake, _ALIAS, read_only=read_only)
+        except WarehouseError:
             con.close()
-            if isinstance(exc, WarehouseError):
-                raise
-            raise cannot_open(lake.where, exc) from None
+            raise
         return con
 
-    def _create_s3_secret(self, con: duckdb.DuckDBPyConnection) -> None:
-        """A temporary (in-memory) secret from the environment; a failure never echoes it."""
-        settings = self.lake.s3_settings()
-        options = ", ".join(
-            f"{name} {value if name == 'USE_SSL' else _quoted(value)}"
-            for name, value in settings.items()
+
+def attach_lake(con: duckdb.DuckDBPyConnection, lake: Lake, alias: str, *, read_only: bool) -> None:
+    """Load the extensions, set up S3 and ATTACH ``lake`` as ``alias`` on ``con``'s
+    database (also a DuckDB file's, to copy between backends). Errors are one line."""
+    kind, target = check_catalog(lake.catalog)
+    for folder in lake.local_paths():
+        folder.mkdir(parents=True, exist_ok=True)
+    try:
+        load_extension(con, "ducklake")
+        load_extension(con, _CATALOG_EXTENSION[kind])
+        if lake.on_s3:
+            load_extension(con, "httpfs")
+            _create_s3_secret(con, lake)
+        options = [f"DATA_PATH {_quoted(lake.data_path)}"]
+        if kind == "sqlite":  # readers beside a writer, and writers wait for each other
+            options += ["META_JOURNAL_MODE 'WAL'", f"META_BUSY_TIMEOUT {_BUSY_TIMEOUT_MS}"]
+        if read_only:
+            options.append("READ_ONLY")
+        con.execute(
+            f"ATTACH {_quoted(f'ducklake:{kind}:{target}')} AS {alias} ({', '.join(options)})"
         )
-        try:
-            con.execute(f"CREATE OR REPLACE TEMPORARY SECRET {_SECRET} (TYPE s3, {options})")
-        except duckdb.Error as exc:
-            text = one_line(exc)
-            for value in (settings["KEY_ID"], settings["SECRET"]):
-                text = text.replace(value, "***")
-            raise WarehouseError(f"S3 settings for {self.lake.where} refused: {text}") from None
+    except (duckdb.Error, LakeSpecError) as exc:
+        raise cannot_open(lake.where, exc) from None
+
+
+def _create_s3_secret(con: duckdb.DuckDBPyConnection, lake: Lake) -> None:
+    """A temporary (in-memory) secret from the environment; a failure never echoes it."""
+    settings = lake.s3_settings()
+    options = ", ".join(
+        f"{name} {value if name == 'USE_SSL' else _quoted(value)}"
+        for name, value in settings.items()
+    )
+    try:
+        con.execute(f"CREATE OR REPLACE TEMPORARY SECRET {_SECRET} (TYPE s3, {options})")
+    except duckdb.Error as exc:
+        text = one_line(exc)
+        for value in (settings["KEY_ID"], settings["SECRET"]):
+            text = text.replace(value, "***")
+        raise WarehouseError(f"S3 settings for {lake.where} refused: {text}") from None

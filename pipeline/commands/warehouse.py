@@ -1,0 +1,81 @@
+"""``nerfwatch warehouse migrate``: copy the warehouse to the other backend."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from pipeline.commands.common import CONFIG_OPTION, DB_OPTION, fail, warehouse_location
+from pipeline.warehouse import Lake, LakeSpecError, WarehouseError
+from pipeline.warehouse.transfer import copy_warehouse
+
+__all__ = ["register"]
+
+warehouse_app = typer.Typer(
+    help="Move the warehouse between backends.", no_args_is_help=True, add_completion=False
+)
+
+
+@warehouse_app.command("migrate")
+def migrate(
+    to: str = typer.Option(..., "--to", help="duckdb (a file) or ducklake (a lake)."),
+    catalog: str | None = typer.Option(
+        None, "--catalog", help='--to ducklake: "sqlite:PATH" or "postgres:<conninfo>".'
+    ),
+    data_path: str | None = typer.Option(
+        None, "--data-path", help="--to ducklake: a folder or s3://bucket/prefix."
+    ),
+    path: Path | None = typer.Option(None, "--path", help="--to duckdb: the file to write."),
+    config: Path | None = CONFIG_OPTION,
+    db: Path | None = DB_OPTION,
+) -> None:
+    """Copy every table from the configured warehouse (or --db) into the other backend.
+
+    Idempotent and resumable: rows already in the target are skipped, so run it again
+    after an interruption, or to catch up. Each table is then verified by its keys.
+    S3 settings come from AWS_ENDPOINT_URL, AWS_REGION, AWS_ACCESS_KEY_ID and
+    AWS_SECRET_ACCESS_KEY. Point the config at the target afterwards.
+    """
+    source, origin = warehouse_location(config, db)
+    target = _target(to, catalog, data_path, path)
+    if type(source) is type(target) and source == target:
+        fail("the target is the warehouse itself", 2)
+    try:
+        copies = copy_warehouse(source, target)
+    except WarehouseError as exc:
+        fail(f"{origin}: {exc}")
+    for copy in copies:
+        typer.echo(
+            f"{copy.table}: {copy.source_rows:,} rows in the source, {copy.target_rows:,} in "
+            f"the target ({copy.copied:,} copied now)"
+            + (f"; {copy.missing:,} MISSING" if copy.missing else "")
+        )
+    missing = sum(copy.missing for copy in copies)
+    if missing:
+        fail(f"{missing:,} source rows are missing from the target")
+    typer.echo(f"verified: every row of {len(copies)} tables is in {_name(target)}")
+
+
+def _target(to: str, catalog: str | None, data_path: str | None, path: Path | None) -> Path | Lake:
+    if to == "duckdb":
+        if path is None:
+            fail("--to duckdb needs --path FILE", 2)
+        return path
+    if to != "ducklake":
+        fail(f'--to: expected "duckdb" or "ducklake", got {to!r}', 2)
+    if catalog is None or data_path is None:
+        fail("--to ducklake needs --catalog and --data-path", 2)
+    try:
+        return Lake(catalog, data_path)
+    except LakeSpecError as exc:
+        fail(f"--catalog/--data-path: {exc}", 2)
+
+
+def _name(target: Path | Lake) -> str:
+    return target.where if isinstance(target, Lake) else str(target)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``nerfwatch warehouse`` to the ``nerfwatch`` app."""
+    app.add_typer(warehouse_app, name="warehouse")
