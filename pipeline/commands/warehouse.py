@@ -1,13 +1,25 @@
-"""``nerfwatch warehouse migrate``: copy the warehouse to the other backend."""
+"""``nerfwatch warehouse migrate`` (copy the warehouse to the other backend) and
+``maintain`` (compact a lake)."""
 
 from __future__ import annotations
 
+import os
+import socket
+from datetime import timedelta
 from pathlib import Path
 
 import typer
 
-from pipeline.commands.common import CONFIG_OPTION, DB_OPTION, fail, warehouse_location
+from pipeline.commands.common import (
+    CONFIG_OPTION,
+    DB_OPTION,
+    existing_warehouse,
+    fail,
+    warehouse_location,
+)
+from pipeline.config.durations import DurationError, parse_duration
 from pipeline.warehouse import Lake, LakeSpecError, WarehouseError
+from pipeline.warehouse.maintenance import maintain as maintain_lake
 from pipeline.warehouse.transfer import copy_warehouse
 
 __all__ = ["register"]
@@ -55,6 +67,34 @@ def migrate(
     if missing:
         fail(f"{missing:,} source rows are missing from the target")
     typer.echo(f"verified: every row of {len(copies)} tables is in {_name(target)}")
+
+
+@warehouse_app.command("maintain")
+def maintain(
+    keep: str = typer.Option("7d", "--keep", help="Keep snapshots (time travel) this long."),
+    config: Path | None = CONFIG_OPTION,
+    db: Path | None = DB_OPTION,
+) -> None:
+    """Compact the configured lake: flush inlined rows, remove duplicate keys, merge small
+    files, expire snapshots older than --keep and delete their files. One at a time
+    across all sites (a lease); writers keep writing meanwhile."""
+    try:
+        kept = timedelta(seconds=parse_duration(keep))
+    except DurationError as exc:
+        fail(f"--keep: {exc}", 2)
+    warehouse = existing_warehouse(config, db)
+    try:
+        done = maintain_lake(warehouse, holder=f"{socket.gethostname()}:{os.getpid()}", keep=kept)
+    except WarehouseError as exc:
+        fail(str(exc))
+    finally:
+        warehouse.close()
+    if done.skipped is not None:
+        typer.echo(f"nothing done: {done.skipped}")
+        return
+    for step in done.steps:
+        typer.echo(step)
+    typer.echo(f"duplicate rows removed: {done.duplicates_removed}")
 
 
 def _target(to: str, catalog: str | None, data_path: str | None, path: Path | None) -> Path | Lake:

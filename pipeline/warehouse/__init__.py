@@ -6,10 +6,11 @@ What callers import is here: ``Warehouse`` (open, append, query) on a file path 
 and the only module that opens it), ``ducklake`` with ``lake`` and ``lake_schema`` (a
 DuckLake: catalog on SQLite or PostgreSQL, data on disk or S3; its description; the
 schema translated for it), ``inserts`` (the anti-join that keeps rows unique),
-``errors`` (what every backend raises), ``extensions`` (DuckDB extensions loaded from the
-pinned wheels, never downloaded), ``migrations`` (schema, views and bundled reference
-data), ``queries`` (the canned SQL in ``sql/queries``) and ``sql_output`` (result frames
-written as table, CSV or JSON).
+``transactions`` (ending a failed one), ``errors`` (what every backend raises),
+``extensions`` (DuckDB extensions loaded from the pinned wheels, never downloaded),
+``migrations`` (schema, views and bundled reference data), ``transfer`` (copying between
+backends), ``maintenance`` (compacting a lake), ``queries`` (the canned SQL in
+``sql/queries``) and ``sql_output`` (result frames written as table, CSV or JSON).
 """
 
 from __future__ import annotations

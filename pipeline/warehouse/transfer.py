@@ -14,7 +14,6 @@ and copied per analysis run, each table atomically).
 
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +23,7 @@ from pipeline.warehouse.ducklake import attach_lake
 from pipeline.warehouse.errors import WarehouseError, cannot_open, one_line
 from pipeline.warehouse.lake import Lake
 from pipeline.warehouse.migrations import apply_migrations
+from pipeline.warehouse.transactions import rollback
 from pipeline.warehouse.warehouse import Warehouse
 
 __all__ = ["TableCopy", "copy_warehouse", "table_keys"]
@@ -112,8 +112,7 @@ def _copy_table(con: duckdb.DuckDBPyConnection, table: str, key: list[str]) -> T
         ).fetchall()
         con.execute("COMMIT")
     except duckdb.Error as exc:
-        with contextlib.suppress(duckdb.TransactionException):
-            con.execute("ROLLBACK")
+        rollback(con)
         raise WarehouseError(f"copying {table} failed: {one_line(exc)}") from exc
     counts = con.execute(
         f"SELECT (SELECT count(*) FROM {src}), (SELECT count(*) FROM {table}),"

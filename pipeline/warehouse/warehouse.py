@@ -10,7 +10,6 @@ backend's ``translate``, and every idempotent insert is the same anti-join
 
 from __future__ import annotations
 
-import contextlib
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
@@ -32,16 +31,11 @@ from pipeline.warehouse.migrations import (
     refresh_bundled,
     refresh_views,
 )
+from pipeline.warehouse.transactions import rollback
 
 __all__ = ["Warehouse"]
 
 _INCOMING = "SELECT * FROM _incoming"  # a frame being inserted, registered under this name
-
-
-def _rollback(con: duckdb.DuckDBPyConnection) -> None:
-    """Roll back what a failed statement left open (a failed COMMIT leaves nothing)."""
-    with contextlib.suppress(duckdb.TransactionException):
-        con.execute("ROLLBACK")
 
 
 class _Store(Protocol):
@@ -73,6 +67,7 @@ class Warehouse:
         the file per operation, ~2 ms instead of ~12 ms). A lake has no lock and always
         keeps its instance."""
         self._store: _Store
+        self.lake = location if isinstance(location, Lake) else None  # None: a single file
         if isinstance(location, Lake):
             self._store = LakeStore(location)
             self._file: FileStore | None = None
@@ -184,7 +179,7 @@ class Warehouse:
                 rows = con.execute(insert).fetchall()
                 con.execute("COMMIT")
             except duckdb.Error:
-                _rollback(con)
+                rollback(con)
                 raise
             finally:
                 con.unregister("_incoming")
@@ -201,7 +196,7 @@ class Warehouse:
                     con.execute(statement, params if (last and params) else None)
                 con.execute("COMMIT")
             except duckdb.Error as exc:
-                _rollback(con)
+                rollback(con)
                 raise WarehouseError(one_line(exc)) from exc
 
     # -- reads -------------------------------------------------------------------------
