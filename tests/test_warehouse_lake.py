@@ -142,6 +142,29 @@ def test_three_sites_writing_at_once_land_every_row_once(warehouse: Warehouse) -
     assert per_site.rows() == [("frankfurt", 40, 40), ("shanghai", 40, 40), ("virginia", 40, 40)]
 
 
+def test_writers_that_start_on_a_new_lake_at_once_all_migrate_it(tmp_path: Path) -> None:
+    """Each writer migrates the fresh lake first; the catalog refuses all but one commit
+    of the same migration, and the others must re-read what is applied, not fail."""
+    catalog, data = f"sqlite:{tmp_path / 'catalog.sqlite'}", str(tmp_path / "data")
+    command = [sys.executable, "-m", "tests.support.writer_loop", catalog, "--lake-data", data]
+    writers = [
+        subprocess.Popen(
+            [*command, "--site", site, "--batches", "1"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for site in ("frankfurt", "virginia", "shanghai", "sydney")
+    ]
+    for writer in writers:
+        _, errors = writer.communicate(timeout=WRITERS_DEADLINE_S)
+        assert writer.returncode == 0, errors
+    stored = Warehouse(Lake(catalog, data)).query(
+        "SELECT count(DISTINCT run_id) AS n FROM probe_results"
+    )
+    assert stored["n"][0] == 4 * 5
+
+
 def test_the_duckdb_cli_attaches_a_lake_and_sees_the_views(tmp_path: Path) -> None:
     lake = Lake(catalog=f"sqlite:{tmp_path / 'catalog.sqlite'}", data_path=str(tmp_path / "data"))
     warehouse = Warehouse(lake)

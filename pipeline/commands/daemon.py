@@ -18,13 +18,14 @@ from pipeline.commands.common import (
     fail,
     load_or_fail,
     missing_warehouse,
-    warehouse_path,
+    warehouse_location,
 )
 from pipeline.config import Config, WarehouseConfig
 from pipeline.daemon import Daemon, DaemonError
 from pipeline.daemon.logs import setup_logging
 from pipeline.daemon.spool import pending_lines
 from pipeline.daemon.status import DaemonStatus, gather_status
+from pipeline.warehouse import Lake
 
 __all__ = ["register"]
 
@@ -78,22 +79,31 @@ def _print_status(status: DaemonStatus) -> None:
         console.print(f"warehouse unavailable, spool only: {status.warehouse_error}")
 
 
-def _status_config(config: Path | None, warehouse: Path) -> Config:
-    """The config's providers and spool with ``warehouse``; without a config, the providers
-    found in the warehouse and the spool beside it (the layout ``init`` and ``demo`` use)."""
+def _status_config(config: Path | None, location: Path | Lake) -> Config:
+    """The config's providers and spool with the warehouse at ``location``; without a
+    config, the providers found in the warehouse and the spool beside it (the layout
+    ``init`` and ``demo`` use)."""
     if config is not None or DEFAULT_CONFIG.exists():
         cfg = load_or_fail(config, check_env=False)
-        return replace(cfg, warehouse=replace(cfg.warehouse, path=warehouse))
-    spool = warehouse.parent / "spool"
-    return Config(None, WarehouseConfig(warehouse, spool), providers=(), probes=())
+        if isinstance(location, Lake):
+            return replace(cfg, warehouse=replace(cfg.warehouse, lake=location))
+        return replace(cfg, warehouse=replace(cfg.warehouse, path=location, lake=None))
+    assert isinstance(location, Path)  # a lake is only ever named by a config
+    return Config(
+        None, WarehouseConfig(location, location.parent / "spool"), providers=(), probes=()
+    )
 
 
 def status(config: Path | None = CONFIG_OPTION, db: Path | None = DB_OPTION) -> None:
     """Per provider: last probe, last error, today's spend; plus the spool depth."""
-    path, origin = warehouse_path(config, db)
-    cfg = _status_config(config, path)
-    if not path.is_file() and pending_lines(cfg.warehouse.spool_dir) == 0:
-        missing_warehouse(path, origin)  # nothing flushed and nothing waiting: a wrong path
+    location, origin = warehouse_location(config, db)
+    cfg = _status_config(config, location)
+    if isinstance(location, Lake):
+        found, named = location.catalog_exists(), location.where
+    else:
+        found, named = location.is_file(), str(location)
+    if not found and pending_lines(cfg.warehouse.spool_dir) == 0:
+        missing_warehouse(named, origin)  # nothing flushed and nothing waiting: a wrong path
     _print_status(gather_status(cfg))
 
 

@@ -115,7 +115,7 @@ def analyse_and_render(
     if render is None:
         raise RuntimeError("pipeline.report.render_weekly is not available")
     analyse = _function(_ANALYSIS, "run_analysis")
-    warehouse = Warehouse(config.warehouse.path)
+    warehouse = Warehouse(config.warehouse.location)
     changes: list[PhaseChangeAlert] = []
     with paused:
         if analyse is not None:

@@ -51,6 +51,7 @@ from pipeline.daemon.startup import row_writer, serve_metrics, warm_start
 from pipeline.daemon.stopper import Stopper
 from pipeline.daemon.tasks import BackgroundTasks
 from pipeline.daemon.workers import ProbeWorkers
+from pipeline.warehouse import Lake
 from probes.ids import new_run_id
 from probes.result import ProbeResult
 from probes.sizing import CharsPerToken
@@ -249,7 +250,7 @@ class Daemon:
             len(bridge.specs),
             f"{min(upcoming):%Y-%m-%dT%H:%M:%SZ}" if upcoming else "none",
             self.spool.directory,
-            self.config.warehouse.path,
+            _where(self.config.warehouse.location),
         )
 
     async def _shutdown(self) -> None:
@@ -310,3 +311,8 @@ async def run_daemon(
     """Run the daemon inside the current event loop until stopped; return its stats."""
     daemon = Daemon(config, probe_fn=probe_fn, tuning=tuning)
     return await daemon.run(stop_after_s=stop_after_s, stop_event=stop_event)
+
+
+def _where(location: Path | Lake) -> str:
+    """How the log names the warehouse: the file, or the lake (no secrets in it)."""
+    return location.where if isinstance(location, Lake) else str(location)

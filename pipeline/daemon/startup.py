@@ -27,7 +27,7 @@ log = logging.getLogger("nerfwatch.daemon")
 
 def row_writer(config: Config, tuning: DaemonTuning) -> RowWriter:
     """The flush process, or (tuning) a writer in the flush thread of this process."""
-    warehouse, spool_dir = config.warehouse.path, config.warehouse.spool_dir
+    warehouse, spool_dir = config.warehouse.location, config.warehouse.spool_dir
     lock_wait_s = config.daemon.lock_wait_s
     if tuning.flush_process:
         return FlushProcess(
@@ -69,7 +69,7 @@ async def warm_start(
 ) -> dict[str, CharsPerToken]:
     """Migrate, replay the spool, seed today's spend and open alerts; return each
     provider's chars-per-token estimator."""
-    patient = Warehouse(config.warehouse.path)  # startup may wait for a reader
+    patient = Warehouse(config.warehouse.location)  # startup may wait for a reader
     try:
         await asyncio.to_thread(patient.migrate)
     except WarehouseError as exc:

@@ -10,13 +10,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from pipeline.config import Config
 from pipeline.daemon.flush.segments import EVENT_TABLE, SPOOL_TABLE
 from pipeline.daemon.spool import Spool, pending_lines
 from pipeline.daemon.state import day_start
-from pipeline.warehouse import Warehouse, WarehouseError
+from pipeline.warehouse import Lake, Warehouse, WarehouseError
 
 __all__ = ["DaemonStatus", "ProviderStatus", "gather_status"]
 
@@ -95,10 +96,13 @@ def gather_status(config: Config, *, lock_wait_s: float = 10.0) -> DaemonStatus:
     today = day_start(now.date())
     by_name = {p.name: ProviderStatus(p.name) for p in config.providers}
     result = DaemonStatus(list(by_name.values()), pending_lines(config.warehouse.spool_dir))
-    warehouse = Warehouse(config.warehouse.path, lock_wait_s=lock_wait_s)
+    location = config.warehouse.location
+    warehouse = Warehouse(location, lock_wait_s=lock_wait_s)
     lost_by_session: dict[str, int] = {}
-    if not config.warehouse.path.exists():
-        result.notes.append(f"no warehouse yet at {config.warehouse.path}")
+    if isinstance(location, Lake) and not location.catalog_exists():
+        result.notes.append(f"no warehouse yet: {location.where}")
+    elif isinstance(location, Path) and not location.exists():
+        result.notes.append(f"no warehouse yet at {location}")
     else:
         try:
             frame = warehouse.query(_SQL, [today, today, today])

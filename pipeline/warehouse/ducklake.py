@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -25,6 +26,7 @@ __all__ = ["LakeStore", "attach_lake"]
 
 _ALIAS = "warehouse"
 _BUSY_TIMEOUT_MS = 10_000
+_ATTACH_WAIT_S = 30.0
 _CATALOG_EXTENSION = {"sqlite": "sqlite_scanner", "postgres": "postgres_scanner"}
 # A commit that failed because another writer was busy in the catalog, or changed what this
 # transaction read; DuckLake retries conflicts itself (ducklake_max_retry_count) but not these.
@@ -81,15 +83,26 @@ class LakeStore:
             return self._instances[read_only]
 
     def _attach(self, read_only: bool) -> duckdb.DuckDBPyConnection:
-        """A fresh instance with the lake attached as ``warehouse``."""
-        con = offline(duckdb.connect(":memory:"))
-        try:
-            con.execute("SET enable_progress_bar = false")
-            attach_lake(con, self.lake, _ALIAS, read_only=read_only)
-        except WarehouseError:
-            con.close()
-            raise
-        return con
+        """A fresh instance with the lake attached as ``warehouse``.
+
+        Writers that find a new lake at once all initialise its catalog; SQLite's busy
+        timeout does not cover that first schema, so a locked catalog is tried again for
+        up to ``_ATTACH_WAIT_S`` (the winner's schema is then simply read)."""
+        deadline = time.monotonic() + _ATTACH_WAIT_S
+        delay = 0.02
+        while True:
+            con = offline(duckdb.connect(":memory:"))
+            try:
+                con.execute("SET enable_progress_bar = false")
+                attach_lake(con, self.lake, _ALIAS, read_only=read_only)
+            except WarehouseError as exc:
+                con.close()
+                if not any(t in str(exc) for t in _TRANSIENT) or time.monotonic() >= deadline:
+                    raise
+            else:
+                return con
+            time.sleep(delay)
+            delay = min(delay * 2, 0.25)
 
 
 def attach_lake(con: duckdb.DuckDBPyConnection, lake: Lake, alias: str, *, read_only: bool) -> None:

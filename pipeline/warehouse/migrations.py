@@ -23,6 +23,7 @@ import duckdb
 
 from pipeline.resources import data_dir, sql_dir
 from pipeline.warehouse.inserts import insert_new_sql
+from pipeline.warehouse.transactions import rollback
 
 __all__ = [
     "Migration",
@@ -123,7 +124,7 @@ def apply_migrations(
             )
             con.execute("COMMIT")
         except duckdb.Error as exc:
-            con.execute("ROLLBACK")
+            rollback(con)  # a lake's refused COMMIT leaves no transaction to roll back
             raise SchemaError(f"migration {migration.name} failed: {exc}") from exc
         applied.append(migration.name)
     return applied

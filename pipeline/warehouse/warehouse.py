@@ -11,10 +11,10 @@ backend's ``translate``, and every idempotent insert is the same anti-join
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import duckdb
 import polars as pl
@@ -34,6 +34,8 @@ from pipeline.warehouse.migrations import (
 from pipeline.warehouse.transactions import rollback
 
 __all__ = ["Warehouse"]
+
+T = TypeVar("T")
 
 _INCOMING = "SELECT * FROM _incoming"  # a frame being inserted, registered under this name
 
@@ -105,16 +107,57 @@ class Warehouse:
 
     def migrate(self) -> list[str]:
         """Apply pending migrations and refresh changed views; return what was applied."""
-        translate = self._store.translate
-        with self._store.schema_connection() as con:
-            try:
-                applied = apply_migrations(con, self._migrations, translate)
-                refresh_views(con, translate)
-                refresh_bundled(con, translate)
-            except SchemaError as exc:
-                raise WarehouseError(one_line(exc)) from exc
+        seen = self._applied_migrations()
+
+        def moved_on() -> bool:
+            """Another writer applied a migration meanwhile (two sites on a new lake): its
+            tables exist now, so this attempt's CREATE failed; the next one skips them."""
+            nonlocal seen
+            now = self._applied_migrations()
+            grew, seen = now > seen, now
+            return grew
+
+        applied = self._retrying("migration", self._migrate_once, moved_on=moved_on)
         self._migrated = True
         return applied
+
+    def _applied_migrations(self) -> set[int]:
+        with self._store.schema_connection() as con:
+            try:
+                return {int(n) for (n,) in con.execute("SELECT number FROM _migrations").fetchall()}
+            except duckdb.CatalogException:  # a new warehouse
+                return set()
+
+    def _migrate_once(self) -> list[str]:
+        translate = self._store.translate
+        with self._store.schema_connection() as con:
+            applied = apply_migrations(con, self._migrations, translate)
+            refresh_views(con, translate)
+            refresh_bundled(con, translate)
+        return applied
+
+    def _retrying(
+        self, what: str, operation: Callable[[], T], *, moved_on: Callable[[], bool] | None = None
+    ) -> T:
+        """``operation``, tried again while another writer makes its commit fail for now (a
+        lake's catalog busy or in conflict, e.g. two sites or the daemon and its flush
+        process migrating at once) until ``lock_wait_s`` runs out. Callers make
+        ``operation`` idempotent: migrations re-read what is applied, inserts skip stored
+        keys. ``moved_on`` says whether any other failure is one to try again too."""
+        deadline = time.monotonic() + self.lock_wait_s
+        delay = 0.01
+        while True:
+            try:
+                return operation()
+            except (duckdb.Error, SchemaError) as exc:
+                cause = exc.__cause__ if isinstance(exc, SchemaError) else exc
+                transient = isinstance(cause, duckdb.Error) and self._store.transient(cause)
+                if not transient and moved_on is not None:
+                    transient = moved_on()
+                if not transient or time.monotonic() >= deadline:
+                    raise WarehouseError(f"{what} failed: {one_line(exc)}") from exc
+            time.sleep(delay)
+            delay = min(delay * 2, 0.25)
 
     # -- writes ------------------------------------------------------------------------
     def insert_rows(self, table: str, rows: Sequence[Mapping[str, Any]], *, key: str) -> int:
@@ -152,22 +195,14 @@ class Warehouse:
         """Register ``frame`` as ``_incoming``, run ``before`` statements, then ``insert``,
         in one transaction.
 
-        A commit another writer made fail for now (a lake's catalog busy or in conflict)
-        is tried again until ``lock_wait_s`` runs out: every insert here is idempotent, so
-        running it twice stores nothing twice.
+        A commit another writer made fail for now is tried again (``_retrying``): every
+        insert here is idempotent, so running it twice stores nothing twice.
         """
         if frame.height == 0:
             return 0
-        deadline = time.monotonic() + self.lock_wait_s
-        delay = 0.01
-        while True:
-            try:
-                return self._insert_once(frame, before, insert)
-            except duckdb.Error as exc:
-                if not self._store.transient(exc) or time.monotonic() >= deadline:
-                    raise WarehouseError(f"insert into {table} failed: {one_line(exc)}") from exc
-            time.sleep(delay)
-            delay = min(delay * 2, 0.25)
+        return self._retrying(
+            f"insert into {table}", lambda: self._insert_once(frame, before, insert)
+        )
 
     def _insert_once(self, frame: pl.DataFrame, before: list[str], insert: str) -> int:
         with self.connect() as con:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from pipeline.daemon.flush.segments import FlushBatch, SegmentWriter, Written
 from pipeline.daemon.logs import setup_logging
-from pipeline.warehouse import Warehouse, WarehouseBusy, WarehouseError
+from pipeline.warehouse import Lake, Warehouse, WarehouseBusy, WarehouseError
 
 __all__ = ["Reply", "Target", "serve"]
 
@@ -27,7 +27,7 @@ Reply = tuple[str, Written | str]  # ("ok", Written) | ("busy", why) | ("error",
 class Target:
     """What the child needs to build its writer (plain values: they cross a pipe)."""
 
-    warehouse: Path
+    warehouse: Path | Lake  # a Lake is a frozen dataclass: it pickles
     lock_wait_s: float
     spool_dir: Path
     log_level: int

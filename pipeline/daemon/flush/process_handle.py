@@ -26,7 +26,7 @@ from pathlib import Path
 
 from pipeline.daemon.flush.in_flush_process import Target, serve
 from pipeline.daemon.flush.segments import FlushBatch, Written
-from pipeline.warehouse import WarehouseBusy, WarehouseError
+from pipeline.warehouse import Lake, WarehouseBusy, WarehouseError
 
 __all__ = ["FlushProcess"]
 
@@ -37,7 +37,7 @@ class FlushProcess:
     """A ``SegmentWriter`` in a child process, with the same ``write``/``close`` API."""
 
     def __init__(
-        self, warehouse: Path, *, lock_wait_s: float, spool_dir: Path, reply_timeout_s: float
+        self, warehouse: Path | Lake, *, lock_wait_s: float, spool_dir: Path, reply_timeout_s: float
     ) -> None:
         self._target = Target(
             warehouse, lock_wait_s, spool_dir, logging.getLogger().getEffectiveLevel()
