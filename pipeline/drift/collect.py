@@ -1,0 +1,113 @@
+"""Discovery, reference and the daily sample of border inputs, through ``ask_one_token``.
+
+Every call has its own seed, derived from (phase, day, prompt, call index): a server that
+honours ``seed`` gives the same sample for the same day again, and different days draw
+different samples, so day-to-day variation is real sampling noise. Calls run one after
+another (the daily budget is small, and a burst would look like no user's traffic).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import UTC, date, datetime
+
+import httpx
+
+from pipeline.analysis.border_inputs import (
+    candidate_prompts,
+    counts,
+    day_distance,
+    select_border_inputs,
+)
+from pipeline.config.model import ProviderConfig
+from pipeline.drift.baseline import Baseline, DaySample, DriftSettings
+from probes.one_token import ask_one_token
+
+__all__ = ["call_seed", "discover", "sample_day"]
+
+
+def call_seed(*parts: object) -> int:
+    """A 31-bit seed from its parts (any server's seed field takes it)."""
+    digest = hashlib.sha256("\x1f".join(map(str, parts)).encode()).digest()
+    return int.from_bytes(digest[:4], "big") >> 1
+
+
+async def _tokens(
+    provider: ProviderConfig,
+    client: httpx.AsyncClient,
+    prompt: str,
+    calls: int,
+    temperature: float,
+    phase: str,
+) -> tuple[list[str], int, set[str]]:
+    """(first tokens, failed calls, reported model names) of ``calls`` calls."""
+    tokens: list[str] = []
+    failed = 0
+    models: set[str] = set()
+    for i in range(calls):
+        answer = await ask_one_token(
+            provider, prompt, client=client, temperature=temperature,
+            seed=call_seed(phase, prompt, i),
+        )  # fmt: skip
+        if answer.token is None:
+            failed += 1
+        else:
+            tokens.append(answer.token)
+        if answer.reported_model:
+            models.add(answer.reported_model)
+    return tokens, failed, models
+
+
+async def discover(
+    provider: ProviderConfig,
+    client: httpx.AsyncClient,
+    settings: DriftSettings,
+    *,
+    accepted_at: datetime | None = None,
+) -> Baseline:
+    """Try each candidate ``discovery_calls`` times, keep the ``inputs`` most balanced
+    ones whose first token varied, and sample each ``reference_calls`` times."""
+    discovery: dict[str, list[str]] = {}
+    for prompt in candidate_prompts(settings.candidates):
+        discovery[prompt], _, _ = await _tokens(
+            provider, client, prompt, settings.discovery_calls, settings.temperature, "discover"
+        )
+    reference: dict[str, dict[str, int]] = {}
+    for prompt in select_border_inputs(discovery, settings.inputs):
+        tokens, _, _ = await _tokens(
+            provider, client, prompt, settings.reference_calls, settings.temperature, "reference"
+        )
+        reference[prompt] = counts(tokens)
+    return Baseline(
+        provider=provider.name,
+        model=provider.model,
+        accepted_at=(accepted_at or datetime.now(UTC)).isoformat(),
+        settings=settings,
+        discovery=discovery,
+        reference=reference,
+    )
+
+
+async def sample_day(
+    provider: ProviderConfig, client: httpx.AsyncClient, baseline: Baseline, day: date
+) -> DaySample:
+    """One day's re-sample of every border input, and its mean TV to the reference."""
+    settings = baseline.settings
+    day_counts: dict[str, dict[str, int]] = {}
+    failed = calls = 0
+    models: set[str] = set()
+    for prompt in baseline.reference:
+        tokens, lost, seen = await _tokens(
+            provider, client, prompt, settings.per_input, settings.temperature,
+            f"day {day.isoformat()}",
+        )  # fmt: skip
+        day_counts[prompt] = counts(tokens)
+        failed, calls, models = failed + lost, calls + settings.per_input, models | seen
+    return DaySample(
+        day=day.isoformat(),
+        distance=day_distance(baseline.reference, day_counts),
+        calls=calls,
+        failed=failed,
+        counts=day_counts,
+        reported_models=sorted(models),
+    )
