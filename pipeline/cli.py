@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import typer
 
-from pipeline.commands import analyze, daemon, demo, foundation, probe, report, simulate
+from pipeline.commands import analyze, daemon, demo, drift, foundation, probe, report, simulate
 
 __all__ = ["app", "main"]
 
@@ -17,7 +17,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-for module in (foundation, simulate, probe, daemon, analyze, report, demo):
+for module in (foundation, simulate, probe, drift, daemon, analyze, report, demo):
     module.register(app)
 
 
