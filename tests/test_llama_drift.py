@@ -19,10 +19,11 @@ from pathlib import Path
 import httpx
 import pytest
 
+from pipeline.analysis.logprob_tracking import logprob_test
 from pipeline.config import ProviderConfig
 from pipeline.drift.baseline import Baseline, DriftSettings, baseline_path, load, save
 from pipeline.drift.check import check_baseline
-from pipeline.drift.collect import discover, sample_day
+from pipeline.drift.collect import discover, logprob_window, sample_day
 from tests.support.llama_server import LlamaServer, start_llama_server, stop
 from tests.support.quantized import quantize
 from tests.support.tiny_model import N_CTX, write_tiny_model
@@ -43,6 +44,7 @@ class Weights:
     folder: Path
     f16: Path
     q4_0: Path
+    q8_0: Path
 
 
 @pytest.fixture(scope="module")
@@ -53,6 +55,7 @@ def weights(tmp_path_factory: pytest.TempPathFactory) -> Weights:
         folder,
         quantize(source, folder / "tiny-f16.gguf", "F16"),
         quantize(source, folder / "tiny-q4_0.gguf", "Q4_0"),
+        quantize(source, folder / "tiny-q8_0.gguf", "Q8_0"),
     )
 
 
@@ -130,3 +133,43 @@ def test_a_q4_0_swap_behind_the_same_name_is_flagged_and_f16_is_not(
     assert swapped.false_alarms.upper95 < 0.01, swapped.false_alarms
     print("swap:", report, "\nunchanged:", null_report, "\nnull:", swapped.null)
     print("false alarms:", swapped.false_alarms)
+
+
+LT_CALLS = 30
+
+
+def _window(port: int) -> list[dict[str, float]]:
+    async def go() -> list[dict[str, float]]:
+        async with httpx.AsyncClient() as client:
+            return await logprob_window(_provider(port), client, LT_CALLS, top_k=10)
+
+    return asyncio.run(go())
+
+
+def test_logprob_tracking_flags_q4_0_and_q8_0_but_not_a_restarted_f16(
+    weights: Weights, serve: list[LlamaServer]
+) -> None:
+    """Each window is a fresh server process on the same port and name."""
+    windows: dict[str, list[dict[str, float]]] = {}
+    port: int | None = None
+    for name, model in [
+        ("f16", weights.f16), ("f16 again", weights.f16), ("q8_0", weights.q8_0),
+        ("q4_0", weights.q4_0),
+    ]:  # fmt: skip
+        server = _start(weights, serve, model, port=port)
+        port = server.port
+        windows[name] = _window(port)
+        stop(server)
+    assert all(len(w) == LT_CALLS for w in windows.values()), {
+        k: len(w) for k, w in windows.items()
+    }
+    assert all(len(row) >= 9 for w in windows.values() for row in w)
+    tests = {
+        name: logprob_test(windows["f16"], windows[name], seed=7, permutations=999)
+        for name in ("f16 again", "q8_0", "q4_0")
+    }
+    print({name: (round(t.statistic, 4), t.p_value) for name, t in tests.items()})
+    assert tests["f16 again"].p_value > 0.05, tests["f16 again"]
+    assert tests["q8_0"].p_value < 0.01, tests["q8_0"]
+    assert tests["q4_0"].p_value < 0.01, tests["q4_0"]
+    assert tests["q4_0"].statistic > tests["q8_0"].statistic

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -44,9 +45,11 @@ def test_a_deterministic_server_has_no_border_inputs_at_temperature_0(config_fil
 
 def test_discover_sample_check_then_accept_a_new_baseline(config_file: Path) -> None:
     stored = config_file.parent / "data" / "drift" / "llama" / "tiny.json"
-    code, out = _drift(config_file, "discover", "llama", *SMALL, "--temperature", "0.03")
+    code, out = _drift(
+        config_file, "discover", "llama", *SMALL, "--temperature", "0.03", "--logprob-calls", "4"
+    )
     assert code == 0, out
-    assert "5 border inputs from 190 calls" in out and "daily cost: 30 one-token calls" in out
+    assert "5 border inputs from 190 calls" in out and "daily cost: 34 one-token calls" in out
     code, out = _drift(config_file, "sample", "llama", "--day", "2026-03-02")
     assert code == 0, out
     assert out.startswith("2026-03-02: mean TV 0.") and "(30 calls, 0 failed)" in out
@@ -54,6 +57,8 @@ def test_discover_sample_check_then_accept_a_new_baseline(config_file: Path) -> 
     assert code == 0 and code != ALARM_EXIT, out
     assert "rule: |TV - mean| > max(0.2, 4 sd) on 3 days in a row" in out
     assert "2026-03-02  TV 0." in out and "(null)" in out
+    # 20 alternatives asked; byte tokens that decode to the same text count once
+    assert re.search(r"2026-03-02  logprobs: L1 0.0000 over 1\d tokens, p = 1 \(4 vs 4", out)
     first = load(stored)
     assert len(first.reference) == 5 and [d.day for d in first.days] == ["2026-03-02"]
 

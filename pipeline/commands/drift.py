@@ -10,6 +10,7 @@ one-token calls, ``check`` applies the alarm rule to the stored days. The files 
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from datetime import UTC, date, datetime
 from pathlib import Path
 
@@ -69,13 +70,25 @@ def discover_command(
         help="0 relies on the server's own noise (B3IT); a deterministic server needs a "
         "small value such as 0.03, sampled with a seed per call.",
     ),
+    logprob_calls: int = typer.Option(
+        _DEFAULTS.logprob_calls,
+        help="Calls of the fixed prompt per logprob window (0: off; needs an API that "
+        "returns logprobs).",
+    ),
     config: Path | None = CONFIG_OPTION,
     db: Path | None = DB_OPTION,
 ) -> None:
     """Find border inputs and store their reference (accepts a new baseline)."""
     chosen, path = _target(provider, config, db)
-    settings = DriftSettings(candidates, calls, inputs, reference_calls, per_input, temperature)
+    settings = DriftSettings(
+        candidates=candidates, discovery_calls=calls, inputs=inputs,
+        reference_calls=reference_calls, per_input=per_input, temperature=temperature,
+        logprob_calls=logprob_calls,
+    )  # fmt: skip
     baseline = asyncio.run(_discover(chosen, settings))
+    if logprob_calls and not baseline.logprob_reference:
+        typer.echo("no logprobs came back: logprob tracking is off for this provider")
+        baseline.settings = replace(settings, logprob_calls=0)
     if not baseline.reference:
         fail(
             f"no border input among {candidates} prompts at temperature {temperature:g}: "
@@ -88,7 +101,8 @@ def discover_command(
     save(baseline, path)
     total = candidates * calls + len(baseline.reference) * reference_calls
     typer.echo(f"{len(baseline.reference)} border inputs from {total} calls; stored {path}")
-    typer.echo(f"daily cost: {len(baseline.reference) * per_input} one-token calls")
+    daily = len(baseline.reference) * per_input + baseline.settings.logprob_calls
+    typer.echo(f"daily cost: {daily} one-token calls")
 
 
 async def _discover(provider: ProviderConfig, settings: DriftSettings) -> Baseline:
@@ -144,6 +158,11 @@ def check_command(
         typer.echo(
             f"{day}  TV {v.distance:.3f}  baseline {v.baseline_mean:.3f} ({v.baseline})  "
             f"threshold +-{v.threshold:.3f}  {mark}"
+        )
+    for day, lt in result.logprobs:
+        typer.echo(
+            f"{day}  logprobs: L1 {lt.statistic:.4f} over {lt.tokens} tokens, "
+            f"p = {lt.p_value:.3g} ({lt.n_recent} vs {lt.n_reference} calls)"
         )
     if result.days and result.days[-1][1].alarm:
         typer.echo("the answers to fixed questions changed; same model name")

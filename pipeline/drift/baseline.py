@@ -33,6 +33,7 @@ class DriftSettings:
     reference_calls: int = 100
     per_input: int = 10
     temperature: float = 0.0
+    logprob_calls: int = 0  # LT window per day where logprobs exist (0: off); LT paper: ~50
 
     @property
     def daily_calls(self) -> int:
@@ -47,6 +48,7 @@ class DaySample:
     failed: int
     counts: dict[str, dict[str, int]]  # border input -> first token -> count
     reported_models: list[str] = field(default_factory=list)
+    logprobs: list[dict[str, float]] = field(default_factory=list)  # LT rows, token -> logprob
 
 
 @dataclass(slots=True)
@@ -58,6 +60,7 @@ class Baseline:
     discovery: dict[str, list[str]]  # candidate -> first tokens seen
     reference: dict[str, dict[str, int]]  # border input -> first token -> count
     days: list[DaySample] = field(default_factory=list)
+    logprob_reference: list[dict[str, float]] = field(default_factory=list)
 
     def add_day(self, sample: DaySample) -> None:
         """Add or replace the sample of that day (a re-run replaces, never duplicates)."""

@@ -14,6 +14,7 @@ from pipeline.analysis.drift_alarm import (
     judge_series,
     simulate_null,
 )
+from pipeline.analysis.logprob_tracking import LogprobTest, logprob_test
 from pipeline.drift.baseline import Baseline
 
 __all__ = ["DriftCheck", "check_baseline"]
@@ -25,6 +26,7 @@ class DriftCheck:
     null: NullModel
     false_alarms: FalseAlarms
     days: list[tuple[str, DayVerdict]]
+    logprobs: list[tuple[str, LogprobTest]]  # each day's LT window vs the reference window
 
     @property
     def alarm_days(self) -> list[str]:
@@ -41,6 +43,11 @@ def check_baseline(
     sampled = [d for d in baseline.days if d.distance is not None]
     verdicts = judge_series([d.distance for d in sampled if d.distance is not None], null, rule)
     rate = false_alarm_rate(baseline.reference, per_input, rule=rule, runs=runs, seed=seed)
+    logprobs = [
+        (d.day, logprob_test(baseline.logprob_reference, d.logprobs, seed=seed))
+        for d in baseline.days
+        if d.logprobs and baseline.logprob_reference
+    ]
     return DriftCheck(
-        rule, null, rate, [(d.day, v) for d, v in zip(sampled, verdicts, strict=True)]
+        rule, null, rate, [(d.day, v) for d, v in zip(sampled, verdicts, strict=True)], logprobs
     )

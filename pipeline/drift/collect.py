@@ -23,7 +23,10 @@ from pipeline.config.model import ProviderConfig
 from pipeline.drift.baseline import Baseline, DaySample, DriftSettings
 from probes.one_token import ask_one_token
 
-__all__ = ["call_seed", "discover", "sample_day"]
+__all__ = ["LT_PROMPT", "LT_TOP_K", "call_seed", "discover", "logprob_window", "sample_day"]
+
+LT_PROMPT = "x"  # the LT paper's one-token prompt
+LT_TOP_K = 20  # OpenAI's maximum; llama.cpp and vLLM give as many as asked
 
 
 def call_seed(*parts: object) -> int:
@@ -78,6 +81,7 @@ async def discover(
             provider, client, prompt, settings.reference_calls, settings.temperature, "reference"
         )
         reference[prompt] = counts(tokens)
+    logprobs = await logprob_window(provider, client, settings.logprob_calls)
     return Baseline(
         provider=provider.name,
         model=provider.model,
@@ -85,6 +89,7 @@ async def discover(
         settings=settings,
         discovery=discovery,
         reference=reference,
+        logprob_reference=logprobs,
     )
 
 
@@ -110,4 +115,26 @@ async def sample_day(
         failed=failed,
         counts=day_counts,
         reported_models=sorted(models),
+        logprobs=await logprob_window(provider, client, settings.logprob_calls),
     )
+
+
+async def logprob_window(
+    provider: ProviderConfig,
+    client: httpx.AsyncClient,
+    calls: int,
+    *,
+    top_k: int = LT_TOP_K,
+    prompt: str = LT_PROMPT,
+) -> list[dict[str, float]]:
+    """``calls`` rows of the first token's top-k logprobs for the fixed LT prompt, at
+    temperature 0; a call without logprobs (failed, or not supported) gives no row."""
+    rows: list[dict[str, float]] = []
+    for _ in range(calls):
+        answer = await ask_one_token(provider, prompt, client=client, top_logprobs=top_k)
+        row: dict[str, float] = {}
+        for token, logprob in answer.top_logprobs or ():
+            row.setdefault(token, logprob)  # byte tokens may share a text: keep the likelier
+        if row:
+            rows.append(row)
+    return rows
