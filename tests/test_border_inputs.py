@@ -127,3 +127,15 @@ def test_call_seeds_are_stable_and_distinct() -> None:
     assert call_seed("day 2026-03-02", "a", 0) == call_seed("day 2026-03-02", "a", 0)
     seeds = {call_seed("day 2026-03-02", "a", i) for i in range(100)}
     assert len(seeds) == 100 and max(seeds) < 2**31
+
+
+def test_a_prompt_counted_differently_is_a_tokenizer_sign() -> None:
+    baseline = Baseline(
+        provider="p", model="m", accepted_at="2026-03-01T00:00:00+00:00",
+        settings=DriftSettings(), discovery={}, reference={"a": {"A": 1}, "b": {"B": 1}},
+        input_tokens={"a": [12], "b": [13]},
+    )  # fmt: skip
+    same = DaySample("2026-03-02", 0.1, 2, 0, {}, input_tokens={"a": [12], "b": [13]})
+    other = DaySample("2026-03-03", 0.1, 2, 0, {}, input_tokens={"a": [15], "b": []})
+    assert baseline.token_count_changes(same) == {}
+    assert baseline.token_count_changes(other) == {"a": ([12], [15])}  # b: no count came

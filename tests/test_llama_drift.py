@@ -130,6 +130,9 @@ def test_a_q4_0_swap_behind_the_same_name_is_flagged_and_f16_is_not(
     assert not any(v.out for _, v in still.days), null_report
     assert all(d.calls == SETTINGS.daily_calls and d.failed == 0 for d in baseline.days)
     assert {m for d in baseline.days for m in d.reported_models} == {"tiny"}
+    # Same vocabulary and template: quantization leaves the provider's token counts as they were
+    assert baseline.input_tokens and all(baseline.input_tokens.values())
+    assert not any(baseline.token_count_changes(d) for d in baseline.days)
     assert swapped.false_alarms.upper95 < 0.01, swapped.false_alarms
     print("swap:", report, "\nunchanged:", null_report, "\nnull:", swapped.null)
     print("false alarms:", swapped.false_alarms)

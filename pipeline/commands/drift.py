@@ -145,7 +145,8 @@ def check_command(
 ) -> None:
     """Judge the stored days; exit 4 when the latest day is an alarm."""
     _, path = _target(provider, config, db)
-    result = check_baseline(_stored(path), seed=seed)
+    stored = _stored(path)
+    result = check_baseline(stored, seed=seed)
     fa = result.false_alarms
     typer.echo(f"rule: {result.rule.describe()}")
     typer.echo(
@@ -159,6 +160,9 @@ def check_command(
             f"{day}  TV {v.distance:.3f}  baseline {v.baseline_mean:.3f} ({v.baseline})  "
             f"threshold +-{v.threshold:.3f}  {mark}"
         )
+    for sample in stored.days:
+        for prompt, (before, now) in stored.token_count_changes(sample).items():
+            typer.echo(f"{sample.day}  {prompt!r} is now {now} input tokens (was {before})")
     for day, lt in result.logprobs:
         typer.echo(
             f"{day}  logprobs: L1 {lt.statistic:.4f} over {lt.tokens} tokens, "

@@ -49,6 +49,7 @@ class DaySample:
     counts: dict[str, dict[str, int]]  # border input -> first token -> count
     reported_models: list[str] = field(default_factory=list)
     logprobs: list[dict[str, float]] = field(default_factory=list)  # LT rows, token -> logprob
+    input_tokens: dict[str, list[int]] = field(default_factory=dict)  # prompt -> counts seen
 
 
 @dataclass(slots=True)
@@ -61,6 +62,16 @@ class Baseline:
     reference: dict[str, dict[str, int]]  # border input -> first token -> count
     days: list[DaySample] = field(default_factory=list)
     logprob_reference: list[dict[str, float]] = field(default_factory=list)
+    input_tokens: dict[str, list[int]] = field(default_factory=dict)  # prompt -> counts seen
+
+    def token_count_changes(self, sample: DaySample) -> dict[str, tuple[list[int], list[int]]]:
+        """Border inputs whose prompt the provider now counts differently: the same text
+        in another tokenizer or chat template, i.e. probably another model."""
+        return {
+            prompt: (self.input_tokens[prompt], counted)
+            for prompt, counted in sample.input_tokens.items()
+            if counted and self.input_tokens.get(prompt) and counted != self.input_tokens[prompt]
+        }
 
     def add_day(self, sample: DaySample) -> None:
         """Add or replace the sample of that day (a re-run replaces, never duplicates)."""

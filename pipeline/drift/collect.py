@@ -9,6 +9,7 @@ another (the daily budget is small, and a burst would look like no user's traffi
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 
 import httpx
@@ -35,6 +36,14 @@ def call_seed(*parts: object) -> int:
     return int.from_bytes(digest[:4], "big") >> 1
 
 
+@dataclass(slots=True)
+class _Answers:
+    tokens: list[str] = field(default_factory=list)
+    failed: int = 0
+    models: set[str] = field(default_factory=set)  # reported model names
+    input_tokens: set[int] = field(default_factory=set)  # the provider's count of the prompt
+
+
 async def _tokens(
     provider: ProviderConfig,
     client: httpx.AsyncClient,
@@ -42,23 +51,23 @@ async def _tokens(
     calls: int,
     temperature: float,
     phase: str,
-) -> tuple[list[str], int, set[str]]:
-    """(first tokens, failed calls, reported model names) of ``calls`` calls."""
-    tokens: list[str] = []
-    failed = 0
-    models: set[str] = set()
+) -> _Answers:
+    """What ``calls`` calls of ``prompt`` answered."""
+    out = _Answers()
     for i in range(calls):
         answer = await ask_one_token(
             provider, prompt, client=client, temperature=temperature,
             seed=call_seed(phase, prompt, i),
         )  # fmt: skip
         if answer.token is None:
-            failed += 1
+            out.failed += 1
         else:
-            tokens.append(answer.token)
+            out.tokens.append(answer.token)
         if answer.reported_model:
-            models.add(answer.reported_model)
-    return tokens, failed, models
+            out.models.add(answer.reported_model)
+        if answer.input_tokens is not None:
+            out.input_tokens.add(answer.input_tokens)
+    return out
 
 
 async def discover(
@@ -72,15 +81,18 @@ async def discover(
     ones whose first token varied, and sample each ``reference_calls`` times."""
     discovery: dict[str, list[str]] = {}
     for prompt in candidate_prompts(settings.candidates):
-        discovery[prompt], _, _ = await _tokens(
+        found = await _tokens(
             provider, client, prompt, settings.discovery_calls, settings.temperature, "discover"
         )
+        discovery[prompt] = found.tokens
     reference: dict[str, dict[str, int]] = {}
+    input_tokens: dict[str, list[int]] = {}
     for prompt in select_border_inputs(discovery, settings.inputs):
-        tokens, _, _ = await _tokens(
+        found = await _tokens(
             provider, client, prompt, settings.reference_calls, settings.temperature, "reference"
         )
-        reference[prompt] = counts(tokens)
+        reference[prompt] = counts(found.tokens)
+        input_tokens[prompt] = sorted(found.input_tokens)
     logprobs = await logprob_window(provider, client, settings.logprob_calls)
     return Baseline(
         provider=provider.name,
@@ -90,6 +102,7 @@ async def discover(
         discovery=discovery,
         reference=reference,
         logprob_reference=logprobs,
+        input_tokens=input_tokens,
     )
 
 
@@ -99,15 +112,18 @@ async def sample_day(
     """One day's re-sample of every border input, and its mean TV to the reference."""
     settings = baseline.settings
     day_counts: dict[str, dict[str, int]] = {}
+    input_tokens: dict[str, list[int]] = {}
     failed = calls = 0
     models: set[str] = set()
     for prompt in baseline.reference:
-        tokens, lost, seen = await _tokens(
+        found = await _tokens(
             provider, client, prompt, settings.per_input, settings.temperature,
             f"day {day.isoformat()}",
         )  # fmt: skip
-        day_counts[prompt] = counts(tokens)
-        failed, calls, models = failed + lost, calls + settings.per_input, models | seen
+        day_counts[prompt] = counts(found.tokens)
+        input_tokens[prompt] = sorted(found.input_tokens)
+        failed, calls = failed + found.failed, calls + settings.per_input
+        models |= found.models
     return DaySample(
         day=day.isoformat(),
         distance=day_distance(baseline.reference, day_counts),
@@ -116,6 +132,7 @@ async def sample_day(
         counts=day_counts,
         reported_models=sorted(models),
         logprobs=await logprob_window(provider, client, settings.logprob_calls),
+        input_tokens=input_tokens,
     )
 
 
