@@ -28,6 +28,7 @@ __all__ = [
     "NullModel",
     "false_alarm_rate",
     "judge_series",
+    "null_p_value",
     "simulate_null",
 ]
 
@@ -128,6 +129,15 @@ def simulate_null(
     tables = _tables(reference)
     values = _mean_tv(np.random.default_rng(seed), tables, per_input, draws)
     return NullModel(float(values.mean()), float(values.std(ddof=1)), draws)
+
+
+def null_p_value(
+    reference: Reference, per_input: int, observed: float, *, seed: int, draws: int = 4000
+) -> float:
+    """P(a day's distance >= ``observed`` | nothing changed), from the same seeded null
+    draws as ``simulate_null``: (1 + #exceeding) / (1 + draws), so never 0."""
+    values = _mean_tv(np.random.default_rng(seed), _tables(reference), per_input, draws)
+    return float((1 + np.sum(values >= observed - 1e-12)) / (1 + draws))
 
 
 def judge_series(

@@ -21,6 +21,7 @@ from pipeline.analysis.series import (
     load_hourly,
     time_span,
 )
+from pipeline.drift.signs import drift_signs
 from pipeline.warehouse import Warehouse
 from probes.ids import new_run_id
 
@@ -61,7 +62,8 @@ def run_analysis(
         hourly = load_hourly(warehouse, since, until, source)
         synthetic = bool(hourly.height) and source != "live" and _has_synthetic(warehouse)
         releases, incidents = _reference(warehouse, synthetic)
-        frames = compute(hourly, releases, incidents, seed=seed)
+        drift = drift_signs(warehouse.path.parent, seed=seed)
+        frames = compute(hourly, releases, incidents, seed=seed, extra_signs=drift)
         for table, frame in frames.items():
             if frame.height:
                 warehouse.insert_frame(

@@ -13,6 +13,9 @@ the "worse" direction:
   (remaining / limit), each a Mann-Whitney on hourly medians, Bonferroni-combined; worth
   reporting from -5 % of the limit or -20 % of the headroom (headroom also falls when the
   same key serves more traffic). No headers means no test.
+* fixed_answers_changed (from ``pipeline.drift``, passed in as ``extra``): the first-token
+  distribution of fixed border inputs, and the logprobs of a fixed prompt, against a stored
+  reference; a change detector (same name, another model or quantization), not a harm test.
 * no_official_word: not a statistical test: fires when another sign fires and the incidents
   table has nothing for the vendor overlapping the window.
 
@@ -24,6 +27,7 @@ non-overlapping windows had p < 5 % in the same direction (2 of 3 consecutive wi
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
@@ -45,6 +49,7 @@ SIGNS = (
     "long_context_slower",
     "more_busy_errors",
     "dumber_answers",
+    "fixed_answers_changed",
     "reduced_rate_limits",
     "no_official_word",
 )
@@ -198,8 +203,11 @@ def warning_signs(
     incidents: pl.DataFrame,
     vendors: dict[tuple[str, str], str | None],
     end: datetime | None = None,
+    extra: Sequence[SignResult] = (),
 ) -> list[SignResult]:
-    """All five signs for every (provider, model) in ``hourly`` (aggregated over contexts)."""
+    """All five signs for every (provider, model) in ``hourly`` (aggregated over contexts),
+    plus ``extra`` signs tested elsewhere (fixed-input drift), which join the BH control and
+    keep their own persistence."""
     if hourly.height == 0:
         return []
     end = end or (time_span(hourly["hour"])[1] + timedelta(hours=1))
@@ -221,12 +229,16 @@ def warning_signs(
                             detail, worse,
                         )
                     )  # fmt: skip
+    results += extra
     qs = benjamini_hochberg([r.pvalue for r in results])
     final: list[SignResult] = []
     for r, q in zip(results, qs, strict=True):
         fires = bool(math.isfinite(q) and q <= _Q and r.worse)
-        past = history[(r.provider, r.model, r.sign)][1:]
-        persistent = fires and any(math.isfinite(p) and p < 0.05 and w for p, w in past)
+        past = history.get((r.provider, r.model, r.sign))
+        if past is None:
+            persistent = fires and bool(r.persistent)
+        else:
+            persistent = fires and any(math.isfinite(p) and p < 0.05 and w for p, w in past[1:])
         final.append(replace(r, qvalue=q, fires=fires, persistent=persistent))
     final += _no_official_word(final, incidents, vendors, end)
     return final
