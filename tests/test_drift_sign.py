@@ -6,9 +6,12 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import polars as pl
+import pytest
 
 from pipeline.analysis.warning_signs import warning_signs
+from pipeline.config.model import Config, ProviderConfig, WarehouseConfig
 from pipeline.drift.baseline import Baseline, DaySample, DriftSettings, baseline_path, save
+from pipeline.drift.cost import drift_costs
 from pipeline.drift.signs import SIGN, drift_signs, sign_of
 
 REFERENCE = {f"p{i}": {"A": 50, "B": 35, "C": 15} for i in range(8)}
@@ -78,3 +81,21 @@ def test_the_sign_joins_bh_control_with_its_own_persistence(tmp_path: Path) -> N
     silent = {s.provider: s for s in signs if s.sign == "no_official_word"}
     assert silent["p"].fires and SIGN in silent["p"].detail
     assert not silent["q"].fires
+
+
+def test_the_daily_cost_counts_the_providers_own_prompt_tokens(tmp_path: Path) -> None:
+    baseline = _baseline(QUIET)
+    baseline.settings = DriftSettings(inputs=8, per_input=10, logprob_calls=50)
+    baseline.input_tokens = {"p0": [12], "p1": [12, 13]}
+    save(baseline, baseline_path(tmp_path, "p", "m"))
+    provider = ProviderConfig(
+        name="p", format="openai", base_url="http://127.0.0.1:9/v1", model="m",
+        api_key_env=None, price_input_per_mtok=2.0, price_output_per_mtok=10.0,
+    )  # fmt: skip
+    config = Config(
+        path=None, warehouse=WarehouseConfig(tmp_path / "w.duckdb", tmp_path / "spool"),
+        providers=(provider,), probes=(),
+    )  # fmt: skip
+    (cost,) = drift_costs(config, tmp_path)
+    assert (cost.calls_per_day, cost.tokens_per_day) == (130, 130 * 14)
+    assert cost.cost_per_day_usd == pytest.approx(130 * (13 * 2.0 + 10.0) / 1e6)

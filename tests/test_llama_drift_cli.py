@@ -61,6 +61,13 @@ def test_discover_sample_check_then_accept_a_new_baseline(config_file: Path) -> 
     assert re.search(r"2026-03-02  logprobs: L1 0.0000 over 1\d tokens, p = 1 \(4 vs 4", out)
     first = load(stored)
     assert len(first.reference) == 5 and [d.day for d in first.days] == ["2026-03-02"]
+    prompt = max(max(c) for c in first.input_tokens.values())  # the server's own count
+    plan = CliRunner().invoke(app, ["config", "check", "--no-env", "--config", str(config_file)])
+    assert plan.exit_code == 0, plan.output
+    assert (
+        f"llama: drift sampling of tiny, 34 one-token calls/day, ≤ {34 * (prompt + 1):,} "
+        "tokens/day, ≤ 0.0000 USD/day (nerfwatch drift sample)"
+    ) in " ".join(plan.output.split()), plan.output
 
     code, out = _drift(config_file, "discover", "llama", *SMALL, "--temperature", "0.03")
     assert code == 0, out
