@@ -93,7 +93,7 @@ async def discover(
         )
         reference[prompt] = counts(found.tokens)
         input_tokens[prompt] = sorted(found.input_tokens)
-    logprobs = await logprob_window(provider, client, settings.logprob_calls)
+    logprobs = await logprob_window(provider, client, settings.logprob_calls, phase="reference")
     return Baseline(
         provider=provider.name,
         model=provider.model,
@@ -131,7 +131,9 @@ async def sample_day(
         failed=failed,
         counts=day_counts,
         reported_models=sorted(models),
-        logprobs=await logprob_window(provider, client, settings.logprob_calls),
+        logprobs=await logprob_window(
+            provider, client, settings.logprob_calls, phase=f"day {day.isoformat()}"
+        ),
         input_tokens=input_tokens,
     )
 
@@ -143,12 +145,15 @@ async def logprob_window(
     *,
     top_k: int = LT_TOP_K,
     prompt: str = LT_PROMPT,
+    phase: str = "logprobs",
 ) -> list[dict[str, float]]:
     """``calls`` rows of the first token's top-k logprobs for the fixed LT prompt, at
     temperature 0; a call without logprobs (failed, or not supported) gives no row."""
     rows: list[dict[str, float]] = []
-    for _ in range(calls):
-        answer = await ask_one_token(provider, prompt, client=client, top_logprobs=top_k)
+    for i in range(calls):
+        answer = await ask_one_token(
+            provider, prompt, client=client, top_logprobs=top_k, seed=call_seed(phase, i)
+        )
         row: dict[str, float] = {}
         for token, logprob in answer.top_logprobs or ():
             row.setdefault(token, logprob)  # byte tokens may share a text: keep the likelier
