@@ -11,6 +11,7 @@ import pytest
 from pipeline.analysis.warning_signs import warning_signs
 from pipeline.config.model import Config, ProviderConfig, WarehouseConfig
 from pipeline.drift.baseline import Baseline, DaySample, DriftSettings, baseline_path, save
+from pipeline.drift.check import check_baseline
 from pipeline.drift.cost import drift_costs
 from pipeline.drift.signs import SIGN, drift_signs, sign_of
 
@@ -40,6 +41,16 @@ def test_three_shifted_days_make_a_persistent_sign_in_plain_words() -> None:
         "the answers to fixed questions changed on 2026-03-06; same model name (m)"
     )
     assert sign.window_start == datetime(2026, 3, 8, tzinfo=UTC)
+
+
+def test_the_sign_stays_on_until_a_new_baseline_is_accepted() -> None:
+    """Twelve shifted days: drift check's trailing window has taken them as the new
+    normal, but the answers still differ from the accepted reference."""
+    baseline = _baseline([*QUIET, *[0.6] * 12])
+    sign = sign_of(baseline)
+    assert sign is not None and sign.worse and sign.persistent
+    assert "changed on 2026-03-06" in sign.detail
+    assert not check_baseline(baseline).days[-1][1].out
 
 
 def test_one_shifted_day_is_worth_a_look_but_not_persistent() -> None:

@@ -4,8 +4,8 @@ One ``SignResult`` per baseline with sampled days, for the latest day. Its p-val
 the other signs under Benjamini-Hochberg: the border-input p is the share of simulated
 unchanged days at least as far from the reference (the seeded null), the logprob p the
 permutation test's, combined by Bonferroni when both exist. Effect: the day's mean TV minus
-its expected value, with +-1.96 sd of that expectation. Persistent: the alarm rule's
-3 out days in a row. It detects change, not harm: read it as "look closer", with the
+its expected value under the null, with +-1.96 null sd. Persistent: 3 days in a row far
+from the reference. It detects change, not harm: read it as "look closer", with the
 accuracy and flip tests beside it.
 """
 
@@ -14,10 +14,10 @@ from __future__ import annotations
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 
-from pipeline.analysis.drift_alarm import DEFAULT_RULE, null_p_value
+from pipeline.analysis.drift_alarm import DEFAULT_RULE, null_p_value, simulate_null
+from pipeline.analysis.logprob_tracking import logprob_test
 from pipeline.analysis.warning_signs import SignResult
 from pipeline.drift.baseline import Baseline, load
-from pipeline.drift.check import check_baseline
 
 __all__ = ["SIGN", "drift_signs", "load_baselines", "sign_of"]
 
@@ -40,43 +40,53 @@ def load_baselines(folder: Path) -> list[Baseline]:
 
 
 def sign_of(baseline: Baseline, *, seed: int = 0) -> SignResult | None:
-    """The sign for the latest sampled day, or None before any day has a distance."""
-    check = check_baseline(baseline, seed=seed, runs=50)
-    if not check.days:
+    """The sign for the latest sampled day, or None before any day has a distance.
+
+    Unlike ``drift check`` (an alarm on the change, after which the trailing history
+    becomes the new normal), the sign asks whether the answers still differ from the
+    *accepted* reference: a day is far when |TV - null mean| > max(0.2, 4 null sd). It
+    stays on until the user accepts a new baseline."""
+    sampled = [d for d in baseline.days if d.distance is not None]
+    if not sampled:
         return None
-    day, verdict = check.days[-1]
-    per_input = baseline.settings.per_input
-    p_tv = null_p_value(baseline.reference, per_input, verdict.distance, seed=seed)
-    latest_lt = [t for d, t in check.logprobs if d == day]
-    ps = [p_tv] + [t.p_value for t in latest_lt]
+    rule, per_input = DEFAULT_RULE, baseline.settings.per_input
+    null = simulate_null(baseline.reference, per_input, seed=seed)
+    threshold = max(rule.min_abs, rule.sigmas * null.sd)
+    far = [abs(float(d.distance or 0.0) - null.mean) > threshold for d in sampled]
+    latest = sampled[-1]
+    distance = float(latest.distance or 0.0)
+    p_tv = null_p_value(baseline.reference, per_input, distance, seed=seed)
+    lt = (
+        [logprob_test(baseline.logprob_reference, latest.logprobs, seed=seed)]
+        if latest.logprobs and baseline.logprob_reference
+        else []
+    )
+    ps = [p_tv] + [t.p_value for t in lt]
     p = min(1.0, len(ps) * min(ps))
-    sd = check.null.sd if verdict.baseline == "null" else verdict.threshold / DEFAULT_RULE.sigmas
-    effect = verdict.distance - verdict.baseline_mean
-    lt_moved = any(t.p_value <= _LT_ALPHA for t in latest_lt)
-    recent = [v.out for _, v in check.days[-DEFAULT_RULE.consecutive :]]
-    persistent = len(recent) == DEFAULT_RULE.consecutive and all(recent)
-    since = day  # the first day of the latest run of out days
-    for d, v in reversed(check.days):
-        if not v.out:
+    moved = far[-1] or any(t.p_value <= _LT_ALPHA for t in lt)
+    persistent = len(far) >= rule.consecutive and all(far[-rule.consecutive :])
+    since = latest.day  # the first day of the latest run of far days
+    for sample, is_far in zip(reversed(sampled), reversed(far), strict=True):
+        if not is_far:
             break
-        since = d
+        since = sample.day
     detail = (
         f"the answers to fixed questions changed on {since}; same model name "
-        f"({baseline.model}): mean TV to the reference {verdict.distance:.2f}, expected "
-        f"{verdict.baseline_mean:.2f} (p={p_tv:.2g})"
+        f"({baseline.model}): mean TV to the reference {distance:.2f}, expected "
+        f"{null.mean:.2f} (p={p_tv:.2g})"
     )
-    if latest_lt:
-        detail += f"; first-token logprobs p={latest_lt[0].p_value:.2g}"
-    if not (verdict.out or lt_moved):
-        detail = f"answers to fixed questions as before: mean TV {verdict.distance:.2f}"
-    start = datetime.combine(date.fromisoformat(day), time(), tzinfo=UTC)
+    if lt:
+        detail += f"; first-token logprobs p={lt[0].p_value:.2g}"
+    if not moved:
+        detail = f"answers to fixed questions as before: mean TV {distance:.2f}"
+    start = datetime.combine(date.fromisoformat(latest.day), time(), tzinfo=UTC)
     accepted = datetime.fromisoformat(baseline.accepted_at)
-    test = "border-input TV vs seeded null"
-    test += " + logprob permutation, Bonferroni" if latest_lt else ""
+    test = "border-input TV vs seeded null" + (", logprob permutation; Bonferroni" if lt else "")
+    effect = distance - null.mean
     return SignResult(
         baseline.provider, baseline.model, SIGN, start, start + timedelta(days=1),
-        accepted, start, effect, effect - 1.96 * sd, effect + 1.96 * sd, p,
-        test, detail, verdict.out or lt_moved, persistent=persistent,
+        accepted, start, effect, effect - 1.96 * null.sd, effect + 1.96 * null.sd, p,
+        test, detail, moved, persistent=persistent,
     )  # fmt: skip
 
 
