@@ -30,7 +30,7 @@ from pipeline.analysis.border_inputs import (
 )
 from pipeline.analysis.drift_alarm import judge_series, simulate_null
 from pipeline.analysis.logprob_tracking import logprob_test
-from probes.simulator.first_token import SERVING_NOISE, VOCAB, Sampling, first_token, logits
+from probes.simulator.first_token import Sampling, first_token, greedy_tokens
 
 SHIFTS = (0.0, 0.02, 0.04, 0.06, 0.08, 0.1, 0.15)  # the scenario's "quantized" values
 BUDGETS = ((10, 10), (20, 10), (20, 20))  # (border inputs, calls per input) per day
@@ -38,16 +38,10 @@ UNCHANGED_DAYS, SHIFTED_DAYS = 10, 3
 LT_CALLS, LT_ALPHA = 50, 0.01
 
 
-def _draws(prompt: str, q: float, calls: int, rng: np.random.Generator) -> list[str]:
-    """First tokens of ``calls`` calls at temperature 0 (vectorized ``first_token``)."""
-    z = logits(prompt, q)[None, :] + rng.normal(0.0, SERVING_NOISE, (calls, len(VOCAB)))
-    return [VOCAB[i] for i in np.argmax(z, axis=1)]
-
-
 def _day(
     ref: dict[str, dict[str, int]], q: float, per_input: int, rng: np.random.Generator
 ) -> float:
-    distance = day_distance(ref, {p: counts(_draws(p, q, per_input, rng)) for p in ref})
+    distance = day_distance(ref, {p: counts(greedy_tokens(p, q, per_input, rng)) for p in ref})
     return 0.0 if distance is None else distance
 
 
@@ -55,8 +49,8 @@ def border_run(seed: int, q: float, inputs: int, per_input: int) -> tuple[bool, 
     """(detected by the 3rd shifted day, false alarms before, false alarms if unchanged,
     border inputs found)."""
     rng = np.random.default_rng(seed)
-    found = {p: _draws(p, 0.0, 3, rng) for p in candidate_prompts(200)}
-    ref = {p: counts(_draws(p, 0.0, 100, rng)) for p in select_border_inputs(found, inputs)}
+    found = {p: greedy_tokens(p, 0.0, 3, rng) for p in candidate_prompts(200)}
+    ref = {p: counts(greedy_tokens(p, 0.0, 100, rng)) for p in select_border_inputs(found, inputs)}
     null = simulate_null(ref, per_input, seed=seed)
     before = [_day(ref, 0.0, per_input, rng) for _ in range(UNCHANGED_DAYS)]
     after = [_day(ref, q, per_input, rng) for _ in range(SHIFTED_DAYS)]

@@ -23,6 +23,7 @@ __all__ = [
     "VOCAB",
     "Sampling",
     "first_token",
+    "greedy_tokens",
     "logits",
     "sampling_of",
 ]
@@ -76,3 +77,10 @@ def first_token(
     log_p = z - z.max() - np.log(np.exp(z - z.max()).sum())  # raw logprobs, as APIs report
     order = np.argsort(-log_p)[: sampling.top_logprobs]
     return VOCAB[pick], [(VOCAB[i], float(log_p[i])) for i in order]
+
+
+def greedy_tokens(prompt: str, quantized: float, calls: int, rng: np.random.Generator) -> list[str]:
+    """First tokens of ``calls`` calls at temperature 0, drawn at once (synthetic history
+    and benchmarks; the same model as ``first_token``)."""
+    z = logits(prompt, quantized)[None, :] + rng.normal(0.0, SERVING_NOISE, (calls, len(VOCAB)))
+    return [VOCAB[i] for i in np.argmax(z, axis=1)]
