@@ -15,12 +15,14 @@ from importlib.metadata import PackageNotFoundError, version
 import polars as pl
 
 from pipeline.analysis.compute import compute
+from pipeline.analysis.metadata_sign import metadata_signs
 from pipeline.analysis.metric_rows import ONLINE_ARL0_HOURS
 from pipeline.analysis.schemas import ANALYSIS_RUNS
 from pipeline.analysis.series import (
     load_hourly,
     time_span,
 )
+from pipeline.analysis.warning_signs import BASELINE, RECENT
 from pipeline.drift.signs import drift_signs
 from pipeline.warehouse import Warehouse
 from probes.ids import new_run_id
@@ -34,6 +36,22 @@ def _reference(warehouse: Warehouse, synthetic: bool) -> tuple[pl.DataFrame, pl.
     releases = warehouse.query(f"SELECT vendor, model, release_date FROM releases{origin}")
     incidents = warehouse.query(f"SELECT vendor, start_date, end_date FROM incidents{origin}")
     return releases, incidents
+
+
+_METADATA_SQL = """
+SELECT provider, model, started_at, reported_model, system_fingerprint, task_family,
+       prompt_chars, input_tokens, reasoning_tokens
+FROM probe_results
+WHERE input_tokens IS NOT NULL AND started_at >= ? AND started_at < ?
+  AND (CAST(? AS VARCHAR) IS NULL OR source = ?)
+"""
+
+
+def _metadata_rows(warehouse: Warehouse, end: datetime, source: str | None) -> pl.DataFrame:
+    """Rows for the metadata sign: its three windows (recent, two earlier) and baseline."""
+    start = end - 3 * RECENT - BASELINE
+    rows = warehouse.query(_METADATA_SQL, [start, end, source, source])
+    return rows.with_columns(pl.col("started_at").dt.convert_time_zone("UTC"))
 
 
 def run_analysis(
@@ -62,8 +80,11 @@ def run_analysis(
         hourly = load_hourly(warehouse, since, until, source)
         synthetic = bool(hourly.height) and source != "live" and _has_synthetic(warehouse)
         releases, incidents = _reference(warehouse, synthetic)
-        drift = drift_signs(warehouse.path.parent, seed=seed)
-        frames = compute(hourly, releases, incidents, seed=seed, extra_signs=drift)
+        extra = drift_signs(warehouse.path.parent, seed=seed)
+        if hourly.height:
+            end = time_span(hourly["hour"])[1] + timedelta(hours=1)
+            extra += metadata_signs(_metadata_rows(warehouse, end, source), end)
+        frames = compute(hourly, releases, incidents, seed=seed, extra_signs=extra)
         for table, frame in frames.items():
             if frame.height:
                 warehouse.insert_frame(

@@ -50,6 +50,7 @@ SIGNS = (
     "more_busy_errors",
     "dumber_answers",
     "fixed_answers_changed",
+    "response_metadata_changed",
     "reduced_rate_limits",
     "no_official_word",
 )

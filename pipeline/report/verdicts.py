@@ -35,6 +35,7 @@ SIGNS = {
     "more_busy_errors": "More 'busy' errors (429/503/529)",
     "dumber_answers": "Dumber answers",
     "fixed_answers_changed": "Same name, changed answers to fixed questions",
+    "response_metadata_changed": "Response metadata changed (model name, token counts)",
     "reduced_rate_limits": "Reduced rate limits",
     "no_official_word": "No official word",
 }
@@ -93,6 +94,7 @@ _SIGN_UNITS = {
     "long_context_slower": "long/short TTFT ratio",
     "more_busy_errors": "busy-error rate",
     "reduced_rate_limits": "advertised limit",
+    "response_metadata_changed": "token count",
 }
 
 
