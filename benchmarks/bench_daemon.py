@@ -46,10 +46,8 @@ from pipeline.config import (
     WarehouseConfig,
 )
 from pipeline.daemon import Daemon, DaemonStats, DaemonTuning
-from pipeline.daemon.flush_process import FlushProcess
-from pipeline.daemon.flusher import Flusher, FlushOutcome, RowWriter
+from pipeline.daemon.flush import Flusher, FlushOutcome, FlushProcess, RowWriter, SegmentWriter
 from pipeline.daemon.logs import setup_logging
-from pipeline.daemon.segment_writer import SegmentWriter
 from pipeline.daemon.spool import Spool
 from pipeline.warehouse import Warehouse
 from probes.ids import new_run_id

@@ -27,7 +27,7 @@ import pytest
 
 from pipeline.config import Config, ProbeConfig, ProviderConfig, load_config
 from pipeline.daemon import Daemon, DaemonStats, DaemonTuning
-from pipeline.daemon.segment_writer import FlushBatch, SegmentWriter
+from pipeline.daemon.flush import FlushBatch, SegmentWriter
 from pipeline.daemon.spool import Spool, SpoolError, list_segments, read_segment
 from pipeline.daemon.status import gather_status
 from pipeline.warehouse import Warehouse

@@ -13,9 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.daemon.flush_process import FlushProcess
-from pipeline.daemon.flusher import Flusher, RowWriter
-from pipeline.daemon.segment_writer import SegmentWriter
+from pipeline.daemon.flush import Flusher, FlushProcess, RowWriter, SegmentWriter
 from pipeline.daemon.spool import Spool, SpoolLocked, list_segments, pending_lines, read_segment
 from pipeline.warehouse import Warehouse
 from probes.ids import new_run_id

@@ -139,10 +139,10 @@ def tables(value: list[Any], path: str, c: Checker) -> list[dict[str, Any]]:
 
 
 def named_tables(
-    value: list[Any], section: str, kind: str, c: Checker
+    value: list[Any], section: str, kind: str, c: Checker, *, required: bool = True
 ) -> Iterator[tuple[str, dict[str, Any], str]]:
-    """Each ``[[section]]`` table with its path and unique name; at least one is required."""
-    if not value:
+    """Each ``[[section]]`` table with its path and unique name (at least one if required)."""
+    if required and not value:
         raise c.fail(section, f"expected at least one [[{section}]] table")
     seen: set[str] = set()
     for i, raw in enumerate(tables(value, section, c)):

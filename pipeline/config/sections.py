@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pipeline.config.checker import Checker, did_you_mean, named_tables, tables, type_name
+from pipeline.config.checker import Checker, did_you_mean, named_tables, type_name
 from pipeline.config.model import (
     AlertsConfig,
     BudgetConfig,
@@ -252,11 +252,7 @@ def _report(t: dict[str, Any], c: Checker, base: Path) -> ReportConfig:
 
 def _alerts(t: dict[str, Any], c: Checker) -> AlertsConfig:
     hooks = []
-    seen: set[str] = set()
-    for i, raw in enumerate(tables(t["webhooks"], "alerts.webhooks", c)):
-        p = f"alerts.webhooks[{i}]"
-        w = c.table(raw, p, "alerts.webhooks")
-        name = c.name(w["name"], f"{p}.name", seen, "webhook")
+    for p, w, name in named_tables(t["webhooks"], "alerts.webhooks", "webhook", c, required=False):
         if w["kind"] not in ("json", "slack"):
             raise c.fail(f"{p}.kind", f'expected "json" or "slack", got {w["kind"]!r}')
         c.env(w["url_env"], f"{p}.url_env", f"the URL of webhook {name!r}")

@@ -8,6 +8,8 @@ Found by import so the daemon still runs where the report or analysis packages a
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import importlib
 import logging
 from collections.abc import Callable
@@ -17,15 +19,25 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from apscheduler.jobstores.base import JobLookupError
 from apscheduler.schedulers.base import BaseScheduler
 from apscheduler.triggers.cron import CronTrigger
 
 from pipeline.config import Config
+from pipeline.daemon.alerts import send_phase_alert, send_report_link
 from pipeline.warehouse import Warehouse
 
-__all__ = ["JOB_ID", "PhaseChangeAlert", "WeeklyOutcome", "add_report_job", "analyse_and_render"]
+__all__ = [
+    "JOB_ID",
+    "PhaseChangeAlert",
+    "WeeklyOutcome",
+    "WeeklyReport",
+    "add_report_job",
+    "analyse_and_render",
+]
 
 log = logging.getLogger(__name__)
+daemon_log = logging.getLogger("nerfwatch.daemon")  # the weekly job logs as the daemon
 
 JOB_ID = "weekly-report"
 _RENDER = "pipeline.report.render"
@@ -112,3 +124,38 @@ def analyse_and_render(
     link_fn = _function(_RENDER, "report_link")
     link = str(link_fn(config, path)) if link_fn is not None else str(path.resolve())
     return WeeklyOutcome(path, link, changes)
+
+
+class WeeklyReport:
+    """The weekly job as the daemon runs it: scheduled from ``[report]``, never fatal."""
+
+    def __init__(self, config: Config, *, paused: Callable[[], AbstractContextManager[None]]):
+        self._config = config
+        self._paused = paused
+
+    def configure(self, config: Config) -> None:
+        """The report settings and alert targets to use from now on (reload)."""
+        self._config = config
+
+    def schedule(self, scheduler: BaseScheduler) -> None:
+        """Add, move or remove the job to match the config."""
+        if not add_report_job(scheduler, self._config, self.run):
+            with contextlib.suppress(JobLookupError):
+                scheduler.remove_job(JOB_ID)
+
+    async def run(self, now: datetime | None = None) -> Path | None:
+        """Analysis, report, phase-change alerts and the report's link.
+
+        ``now`` (default: the wall clock) picks the report's week; tests pin it.
+        """
+        config = self._config
+        try:
+            outcome = await asyncio.to_thread(analyse_and_render, config, self._paused(), now)
+        except Exception as exc:  # a report failure must not stop probing
+            daemon_log.error("weekly report failed: %s: %s", type(exc).__name__, exc)
+            return None
+        daemon_log.info("weekly report written: %s", outcome.path)
+        for change in outcome.phase_changes:
+            await send_phase_alert(config.alerts, change.provider, change.phase, change.detail)
+        await send_report_link(config.alerts, outcome.link)
+        return outcome.path

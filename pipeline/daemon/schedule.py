@@ -20,7 +20,15 @@ from apscheduler.triggers.interval import IntervalTrigger
 
 from pipeline.config import Config, ProbeConfig, ProviderConfig
 
-__all__ = ["JobSpec", "job_key", "job_specs", "make_trigger", "misfire_grace_s", "offset_s"]
+__all__ = [
+    "JobSpec",
+    "RunRequest",
+    "job_key",
+    "job_specs",
+    "make_trigger",
+    "misfire_grace_s",
+    "offset_s",
+]
 
 _EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
 
@@ -36,6 +44,14 @@ class JobSpec:
     @property
     def schedule(self) -> tuple[float | None, str | None]:
         return (self.probe.every_s, self.probe.cron)
+
+
+@dataclass(frozen=True, slots=True)
+class RunRequest:
+    """A run the scheduler fired: the job and the time it was due."""
+
+    spec: JobSpec
+    planned: datetime
 
 
 def job_key(provider: str, probe: str) -> str:

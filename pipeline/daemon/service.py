@@ -1,43 +1,58 @@
-"""The probe daemon: schedule, cap, budget, persist, flush, alert, shut down cleanly.
+"""The probe daemon, wired from its parts in the order data flows through them::
 
-Every scheduled run leaves exactly one row: a probe result (``done``), a ``skipped``
-row saying why it could not start (misfire, overrun, budget, shutdown) or an
-``aborted`` row for a probe cut off by shutdown. Rows reach the spool (fsync'd)
-before they count; the flush process moves them into DuckDB, so neither the event loop
-nor the probes wait on the database, and a reader holding the file only makes the spool
-grow.
+    SchedulerBridge ─► Gate ─► Runs ─► RowSink ─► spool ─► FlushLoop ─► flush process
+    (trigger → run     (shutdown,  (caps, probe,  (one row   (fsync'd)  (when to    (DuckDB)
+     request; missed    budget)     price, row)    per run)              flush)
+     runs → skipped)
 
-This module starts the daemon and holds its public API; the parts live in ``core``
-(state, spooling), ``flushing``, ``running`` (one run), ``jobs`` (scheduler
-bookkeeping, weekly report), ``reload`` and ``shutdown``.
+Every scheduled run leaves exactly one row: a probe result (``done``), a ``skipped`` row
+saying why it could not start (misfire, overrun, budget, shutdown) or an ``aborted`` row
+for a probe cut off by shutdown. Rows reach the spool (fsync'd) before they count; the
+flush process moves them into DuckDB, so neither the event loop nor the probes wait on
+the database, and a reader holding the file only makes the spool grow. Beside the flow:
+``AlertSender`` (results → alerts → webhooks), ``Reloader`` (SIGHUP), ``Stopper`` (stop request,
+signals, grace period), ``WeeklyReport`` and ``SessionEvents`` (start/heartbeat/stop).
+Each part owns its state and gets what it needs here; none inherits from another.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import logging
-from datetime import UTC, datetime
+import socket
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
 
 import httpx
-from apscheduler.events import (
-    EVENT_JOB_ERROR,
-    EVENT_JOB_EXECUTED,
-    EVENT_JOB_MAX_INSTANCES,
-    EVENT_JOB_MISSED,
-    EVENT_JOB_SUBMITTED,
-)
-from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from pipeline.config import Config
-from pipeline.daemon import state
-from pipeline.daemon.budget import Spend
-from pipeline.daemon.caps import Caps
+from pipeline.daemon.alert_sender import AlertSender
+from pipeline.daemon.alerts import AlertEvaluator
+from pipeline.daemon.bridge import SchedulerBridge
+from pipeline.daemon.budget import BudgetGuard
 from pipeline.daemon.contract import DaemonError, DaemonStats, DaemonTuning, ProbeFunction
-from pipeline.daemon.schedule import job_specs
-from pipeline.daemon.shutdown import Stopping
-from pipeline.daemon.spool import SpoolError
+from pipeline.daemon.events import SessionEvents
+from pipeline.daemon.flush import Flusher
+from pipeline.daemon.flush.daemon_loop import FlushLoop, FlushPacing, account_flush
+from pipeline.daemon.gate import Gate, Refused
+from pipeline.daemon.held_rows import HeldRows
+from pipeline.daemon.metrics import Metrics
+from pipeline.daemon.one_run import Runs
+from pipeline.daemon.probe_call import ProbeCaller, default_probe_fn
+from pipeline.daemon.reloader import Reloader
+from pipeline.daemon.report_job import WeeklyReport
+from pipeline.daemon.row_sink import RowSink
+from pipeline.daemon.schedule import JobSpec, RunRequest, job_specs
+from pipeline.daemon.spool import Spool, SpoolError
+from pipeline.daemon.startup import row_writer, serve_metrics, warm_start
+from pipeline.daemon.stopper import Stopper
+from pipeline.daemon.tasks import BackgroundTasks
 from pipeline.daemon.workers import ProbeWorkers
-from pipeline.warehouse import Warehouse, WarehouseError
+from probes.ids import new_run_id
+from probes.result import ProbeResult
 from probes.sizing import CharsPerToken
 
 __all__ = ["Daemon", "DaemonError", "DaemonStats", "DaemonTuning", "ProbeFunction", "run_daemon"]
@@ -45,121 +60,243 @@ __all__ = ["Daemon", "DaemonError", "DaemonStats", "DaemonTuning", "ProbeFunctio
 log = logging.getLogger("nerfwatch.daemon")
 
 
-class Daemon(Stopping):
+class Daemon:
     """One daemon run. Build it, then ``await run()``; call ``stop()`` from anywhere."""
 
+    def __init__(
+        self,
+        config: Config,
+        *,
+        probe_fn: ProbeFunction | None = None,
+        tuning: DaemonTuning | None = None,
+        config_loader: Callable[[Path], Config] | None = None,
+    ) -> None:
+        self.config = config
+        self.tuning = tuning = tuning or DaemonTuning()
+        self.probe_fn = probe_fn or default_probe_fn()
+        self.stats = stats = DaemonStats(session_id=new_run_id())
+        self.metrics = metrics = Metrics()
+        self.spool = Spool(config.warehouse.spool_dir)
+        self.held_rows = HeldRows(self.spool)
+        self.flusher = Flusher(self.spool, row_writer(config, tuning))
+        self.budget = BudgetGuard(config.budget, long_share=tuning.long_budget_share)
+        self.alerts = AlertEvaluator(config.alerts)
+        self._site = config.warehouse.probe_site or socket.gethostname()
+        self._tasks = BackgroundTasks()
+        self._events = SessionEvents(self.held_rows, stats.session_id, self._tasks)
+        self._stopper = Stopper(
+            stats, install_signals=tuning.install_signals, on_reload=self.reload
+        )
+        self._reloader = Reloader(
+            current=lambda: self.config,
+            apply=self._apply_config,
+            events=self._events,
+            tasks=self._tasks,
+            loader=config_loader,
+        )
+        self._flush = FlushLoop(
+            self.flusher,
+            FlushPacing.of(config.daemon, tuning),
+            held=self.held_rows,
+            on_flushed=functools.partial(account_flush, stats, metrics),
+            heartbeat=lambda: self._events.record("heartbeat", None),
+        )
+        self._sink = RowSink(
+            self.held_rows,
+            stats=stats,
+            metrics=metrics,
+            site=self._site,
+            on_spooled=self._flush.note_spooled,
+        )
+        self._gate = Gate(config, budget=self.budget, stopping=self._stopper.is_stopping)
+        self._report = WeeklyReport(config, paused=self.reading)
+        # Built at start: they need the HTTP client, the warm start or the running loop.
+        self._client: httpx.AsyncClient | None = None
+        self._workers: ProbeWorkers | None = None
+        self._sender: AlertSender | None = None
+        self._runs: Runs | None = None
+        self._bridge: SchedulerBridge | None = None
+        self._flush_task: asyncio.Future[None] | None = None
+
     # -- public ------------------------------------------------------------------------
-    def stop(self, reason: str = "requested") -> None:
-        """Ask the daemon to shut down (thread-safe)."""
-        if self._loop is not None and self._loop.is_running():
-            self._loop.call_soon_threadsafe(self._request_stop, reason)
-        else:
-            self._request_stop(reason)
-
-    def next_runs(self) -> dict[str, datetime]:
-        """Scheduled jobs (probe jobs and ``weekly-report``) and their next run time."""
-        if self._scheduler is None:
-            return {}
-        return {job.id: job.next_run_time for job in self._scheduler.get_jobs()}
-
     async def run(
         self, *, stop_after_s: float | None = None, stop_event: asyncio.Event | None = None
     ) -> DaemonStats:
         """Run until stopped (signal, ``stop()``, ``stop_event`` or ``stop_after_s``)."""
-        self._loop = asyncio.get_running_loop()
+        self._stopper.attach(asyncio.get_running_loop())
         try:
             await self._start()
         except BaseException:
             await self._release()
             raise
         try:
-            await self._wait_for_stop(stop_after_s, stop_event)
+            await self._stopper.wait(stop_after_s, stop_event)
         finally:
             await self._shutdown()
         return self.stats
 
-    # -- start -------------------------------------------------------------------------
+    def stop(self, reason: str = "requested") -> None:
+        """Ask the daemon to shut down (thread-safe)."""
+        self._stopper.request(reason)
+
+    def reload(self) -> None:
+        """Re-read the config file (what SIGHUP does)."""
+        self._reloader.reload()
+
+    def next_runs(self) -> dict[str, datetime]:
+        """Scheduled jobs (probe jobs and ``weekly-report``) and their next run time."""
+        return self._bridge.next_runs() if self._bridge is not None else {}
+
+    def reading(self) -> contextlib.AbstractContextManager[None]:
+        """Hold off flushes while this process reads the warehouse."""
+        return self.flusher.paused()
+
+    async def run_weekly_report(self, now: datetime | None = None) -> Path | None:
+        """The weekly job now: analysis, report, phase-change alerts, the report's link."""
+        return await self._report.run(now)
+
+    # -- the flow ----------------------------------------------------------------------
+    def _wire(self, estimators: dict[str, CharsPerToken]) -> SchedulerBridge:
+        """trigger → gate → run → spool; the flush loop takes it from the spool."""
+        assert self._client is not None
+        probe = ProbeCaller(
+            self.probe_fn,
+            self._client,
+            site=self._site,
+            workers=self._workers,
+            estimators=estimators,
+        )
+        self._sender = AlertSender(self.config.alerts, client=self._client, flusher=self.flusher)
+        self._runs = Runs(
+            self._gate, probe, self._sink, metrics=self.metrics, after_result=self._alert
+        )
+        return SchedulerBridge(
+            on_run=self._on_trigger,
+            on_missed=self._on_missed,
+            stats=self.stats,
+            metrics=self.metrics,
+        )
+
+    async def _on_trigger(self, request: RunRequest) -> None:
+        """A fired run: the gate admits it (and reserves its budget) or its row says why not."""
+        assert self._runs is not None
+        admitted = self._gate.admit(request.spec)
+        if isinstance(admitted, Refused):
+            await self._sink.skip(request.spec, request.planned, admitted.reason)
+            return
+        await self._runs.run(request, admitted)
+
+    def _alert(self, result: ProbeResult) -> None:
+        """A spooled result → the alert evaluator → (maybe) an alert, sent in the background."""
+        assert self._sender is not None
+        event = self.alerts.observe(result)
+        if event is not None:
+            self.stats.alerts.append(event)
+            self._tasks.spawn(self._sender.send(event))
+
+    def _on_missed(self, spec: JobSpec, when: datetime, reason: str) -> None:
+        """A run that could not start (overrun, misfire) still leaves its row."""
+        self._tasks.spawn(self._sink.skip(spec, when, reason))
+
+    def _apply_config(self, new: Config) -> int:
+        """A reloaded config reaches every part that reads it; returns the job count."""
+        assert self._bridge is not None
+        self._gate.configure(new)
+        self.budget.configure(new.budget)
+        self.alerts.configure(new.alerts)
+        self.config = new
+        self._flush.configure(FlushPacing.of(new.daemon, self.tuning))
+        self._report.configure(new)
+        if self._sender is not None:
+            self._sender.configure(new.alerts)
+        self._schedule(self._bridge, new)
+        return len(self._bridge.specs)
+
+    def _schedule(self, bridge: SchedulerBridge, config: Config) -> None:
+        bridge.apply(job_specs(config))
+        if self.tuning.schedule_report:
+            self._report.schedule(bridge.scheduler)
+
+    # -- start and stop ----------------------------------------------------------------
     async def _start(self) -> None:
         try:
             self.spool.open()
         except (SpoolError, OSError) as exc:
             raise DaemonError(str(exc)) from exc
-        self._caps = Caps(self.config)
         self.flusher.writer.start()  # a flush process's imports overlap with the steps below
-        await self._prepare_warehouse()
+        estimators = await warm_start(
+            self.config,
+            flusher=self.flusher,
+            spool=self.spool,
+            budget=self.budget,
+            alerts=self.alerts,
+        )
         self._client = httpx.AsyncClient(
             limits=httpx.Limits(max_connections=None, max_keepalive_connections=64)
         )
         if self.config.daemon.probe_threads > 0:
             self._workers = ProbeWorkers(self.config.daemon.probe_threads)
-        port = self.config.daemon.metrics_port
-        if port is not None:
-            try:
-                self.stats.metrics_port = self.metrics.serve(port)
-            except OSError as exc:
-                where = f"{self.config.path}: " if self.config.path else ""
-                raise DaemonError(
-                    f"{where}daemon.metrics_port: cannot listen on 127.0.0.1:{port} "
-                    f"({exc.strerror})",
-                    exit_code=2,
-                ) from exc
-        self._start_scheduler()
-        self._install_signals()
-        await self._spool_event("start", f"{len(self._specs)} jobs")
-        self._flush_task = asyncio.ensure_future(self._flush_loop())
-        upcoming = [t for key, t in self.next_runs().items() if key in self._specs and t]
+        self.stats.metrics_port = serve_metrics(self.metrics, self.config)
+        self._bridge = bridge = self._wire(estimators)
+        self._schedule(bridge, self.config)
+        bridge.start()
+        self._stopper.install_signals()
+        await self._events.write("start", f"{len(bridge.specs)} jobs")
+        self._flush_task = asyncio.ensure_future(self._flush.run())
+        upcoming = [t for key, t in bridge.next_runs().items() if key in bridge.specs and t]
         log.info(
             "daemon started: %d jobs, first run %s, spool %s, warehouse %s",
-            len(self._specs),
+            len(bridge.specs),
             f"{min(upcoming):%Y-%m-%dT%H:%M:%SZ}" if upcoming else "none",
             self.spool.directory,
             self.config.warehouse.path,
         )
 
-    def _start_scheduler(self) -> None:
-        self._scheduler = AsyncIOScheduler(
-            timezone=UTC, job_defaults={"coalesce": True, "max_instances": 1}
+    async def _shutdown(self) -> None:
+        """Stop scheduling, grant in-flight probes a grace period, abort the rest, flush."""
+        assert self._bridge is not None and self._runs is not None
+        self._stopper.begin()
+        self._flush.stop()
+        self._bridge.pause()
+        await self._stopper.end_in_flight(
+            self.config.daemon.shutdown_grace_s, self._bridge, self._runs
         )
-        self._scheduler.add_listener(
-            self._on_scheduler_event,
-            EVENT_JOB_SUBMITTED
-            | EVENT_JOB_MAX_INSTANCES
-            | EVENT_JOB_MISSED
-            | EVENT_JOB_EXECUTED
-            | EVENT_JOB_ERROR,
+        self._bridge.shutdown()
+        await self._tasks.drain()  # skipped-row writes, alert deliveries
+        if self._flush_task is not None:
+            await self._flush_task
+        self._stopper.remove_signals()
+        await self.held_rows.retry()
+        self.held_rows.abandon()  # what the spool still refuses is lost: counted, logged
+        await self._events.write("stop", self.stats.stop_reason)
+        self.stats.lost = self.held_rows.abandon()
+        outcome = await self._flush.flush()
+        if outcome.busy:
+            log.warning("final flush deferred: %d rows stay in the spool", self.spool.depth())
+        self.stats.caps = self._gate.usage
+        await self._release()
+        self.stats.spool_depth = self.spool.depth()
+        log.info(
+            "daemon stopped (%s): %d done, %d skipped, %d aborted, %d lost, spool depth %d",
+            self.stats.stop_reason,
+            self.stats.done,
+            sum(self.stats.skipped.values()),
+            self.stats.aborted,
+            self.stats.lost,
+            self.stats.spool_depth,
         )
-        self._apply_jobs(job_specs(self.config))
-        self._reschedule_report(self.config)
-        self._scheduler.start()  # inside the running loop, as APScheduler 3.11 requires
 
-    async def _prepare_warehouse(self) -> None:
-        """Migrate, replay the spool, seed today's spend and open alerts; all best effort."""
-        patient = Warehouse(self.config.warehouse.path)  # startup may wait for a reader
-        try:
-            await asyncio.to_thread(patient.migrate)
-        except WarehouseError as exc:
-            log.warning("warehouse not migrated yet (%s); will retry at flush", exc)
-        outcome = await asyncio.to_thread(self.flusher.flush_once)
-        if outcome.rows:
-            log.info("spool replay: %d rows, %d new", outcome.rows, outcome.inserted)
-        try:
-            spent = await asyncio.to_thread(state.today_spend, patient, datetime.now(UTC).date())
-            open_alerts = await asyncio.to_thread(state.open_alerts, patient)
-            learned = await asyncio.to_thread(state.learned_chars_per_token, patient)
-        except WarehouseError as exc:
-            log.warning("could not read today's spend from the warehouse: %s", exc)
-            spent, open_alerts, learned = {}, set(), {}
-        self._estimators = {
-            p.name: CharsPerToken(p.chars_per_token, learned.get(p.name))
-            for p in self.config.providers
-        }
-        pending = state.spool_spend(self.spool.iter_pending(), datetime.now(UTC).date())
-        for name, spend in pending.items():
-            mine = spent.setdefault(name, Spend())
-            mine.tokens += spend.tokens
-            mine.cost_usd += spend.cost_usd
-        self.budget.seed(spent)
-        self.alerts.restore_open(open_alerts)
+    async def _release(self) -> None:
+        """Close what ``_start`` opened (also after a failed start)."""
+        self.spool.close()
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+        if self._workers is not None:
+            await asyncio.to_thread(self._workers.close)
+            self._workers = None
+        await asyncio.to_thread(self.flusher.close)
+        self.metrics.close()
 
 
 async def run_daemon(

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pipeline.config import Config
-from pipeline.daemon.segment_writer import EVENT_TABLE, SPOOL_TABLE
+from pipeline.daemon.flush.segments import EVENT_TABLE, SPOOL_TABLE
 from pipeline.daemon.spool import Spool, pending_lines
 from pipeline.daemon.state import day_start
 from pipeline.warehouse import Warehouse, WarehouseError

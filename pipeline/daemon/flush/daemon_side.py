@@ -1,7 +1,8 @@
-"""Moves spooled results into DuckDB in short, idempotent transactions.
+"""The daemon side of one flush: moves spooled results into DuckDB in short,
+idempotent transactions.
 
 A flush seals the active spool segment and hands every sealed segment (and the queued
-side rows) to a writer: the daemon's flush process (``flush_process``) or, where a
+side rows) to a writer: the daemon's flush process (``process_handle``) or, where a
 process is not worth it, a ``SegmentWriter`` in the calling thread. The writer inserts
 the rows keyed by ``run_id`` and deletes the segments only after the commit. When a
 reader holds the file the writer raises ``WarehouseBusy`` after its (short) lock wait:
@@ -18,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from pipeline.daemon.segment_writer import FlushBatch, SideRows, Written
+from pipeline.daemon.flush.segments import FlushBatch, SideRows, Written
 from pipeline.daemon.spool import Spool
 from pipeline.warehouse import WarehouseBusy, WarehouseError
 

@@ -1,7 +1,7 @@
 """Writes sealed spool segments (and queued side rows) into DuckDB, then deletes them.
 
 This is the part of a flush that holds the warehouse file. It runs in the daemon's
-flush process (``flush_process``), or in the calling thread where a process is not
+flush process (``in_flush_process``), or in the calling thread where a process is not
 worth it (tests, ``quiet`` benchmarks). Everything it needs travels in a ``FlushBatch``
 (paths and plain rows), so both places run exactly the same code.
 

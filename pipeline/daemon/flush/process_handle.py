@@ -1,4 +1,5 @@
-"""The daemon's flush process: a child that moves sealed spool segments into DuckDB.
+"""The daemon's handle on its flush process (daemon side): start it, hand it a batch,
+wait for the reply, replace it when it dies.
 
 Why a process: at thousands of probes a minute the probe threads keep the GIL busy, and
 a flush thread in the same process waits for it between every step, holding the
@@ -7,10 +8,9 @@ under load). A child process has its own interpreter; the daemon only seals segm
 and hands over their paths, and the child's resident DuckDB instance attaches the file,
 inserts, detaches and deletes the segments.
 
-The child ignores SIGINT (a Ctrl-C reaches the whole process group; the daemon decides
-when to stop and sends its final flush first) and exits when the daemon closes the pipe
-or dies. SIGTERM still ends it (the systemd unit sends it to the daemon only,
-``KillMode=mixed``). If the child dies, even mid-flush, the flush reports an error, the
+The child's own program is ``in_flush_process``; it ignores SIGINT and exits when the
+daemon closes the pipe or dies. SIGTERM still ends it (the systemd unit sends it to the
+daemon only, ``KillMode=mixed``). If the child dies, even mid-flush, the flush reports an error, the
 segments stay in the spool (the insert is idempotent), and the next flush starts a new
 child.
 """
@@ -20,65 +20,17 @@ from __future__ import annotations
 import contextlib
 import logging
 import multiprocessing
-import signal
-from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from pathlib import Path
 
-from pipeline.daemon.logs import setup_logging
-from pipeline.daemon.segment_writer import FlushBatch, SegmentWriter, Written
-from pipeline.warehouse import Warehouse, WarehouseBusy, WarehouseError
+from pipeline.daemon.flush.in_flush_process import Target, serve
+from pipeline.daemon.flush.segments import FlushBatch, Written
+from pipeline.warehouse import WarehouseBusy, WarehouseError
 
 __all__ = ["FlushProcess"]
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, slots=True)
-class _Target:
-    """What the child needs to build its writer (plain values: they cross a pipe)."""
-
-    warehouse: Path
-    lock_wait_s: float
-    spool_dir: Path
-    log_level: int
-
-
-def _serve(conn: Connection, target: _Target) -> None:
-    """The child's loop: one batch in, one reply out, until the pipe closes."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    setup_logging(target.log_level)
-    warehouse = Warehouse(target.warehouse, lock_wait_s=target.lock_wait_s, resident=True)
-    with contextlib.suppress(WarehouseError):  # now, not inside the first flush; else later
-        warehouse.migrate()
-    writer = SegmentWriter(warehouse, target.spool_dir)
-    try:
-        while True:
-            try:
-                batch = conn.recv()
-            except EOFError:  # the daemon is gone
-                break
-            if batch is None:
-                break
-            reply = _write(writer, batch)
-            try:
-                conn.send(reply)
-            except OSError:  # the daemon died while we flushed; our work is committed
-                break
-    finally:
-        writer.close()
-
-
-def _write(writer: SegmentWriter, batch: FlushBatch) -> tuple[str, Written | str]:
-    try:
-        return "ok", writer.write(batch)
-    except WarehouseBusy as exc:
-        return "busy", str(exc)
-    except WarehouseError as exc:
-        return "error", str(exc)
-    except Exception as exc:  # reported to the daemon; the segments stay in the spool
-        return "error", f"{type(exc).__name__}: {exc}"
 
 
 class FlushProcess:
@@ -87,7 +39,7 @@ class FlushProcess:
     def __init__(
         self, warehouse: Path, *, lock_wait_s: float, spool_dir: Path, reply_timeout_s: float
     ) -> None:
-        self._target = _Target(
+        self._target = Target(
             warehouse, lock_wait_s, spool_dir, logging.getLogger().getEffectiveLevel()
         )
         self._reply_timeout_s = reply_timeout_s
@@ -107,7 +59,7 @@ class FlushProcess:
         context = multiprocessing.get_context("spawn")  # never fork a threaded daemon
         ours, theirs = context.Pipe()
         process = context.Process(
-            target=_serve, args=(theirs, self._target), name="nerfwatch-flush", daemon=True
+            target=serve, args=(theirs, self._target), name="nerfwatch-flush", daemon=True
         )
         process.start()
         theirs.close()
