@@ -14,6 +14,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 import polars as pl
 
+from pipeline.analysis.answer_distribution import fixed_prompt_shifts
 from pipeline.analysis.compute import compute
 from pipeline.analysis.metadata_sign import metadata_signs
 from pipeline.analysis.metric_rows import ONLINE_ARL0_HOURS
@@ -23,7 +24,7 @@ from pipeline.analysis.series import (
     time_span,
 )
 from pipeline.analysis.warning_signs import BASELINE, RECENT
-from pipeline.drift.signs import drift_signs
+from pipeline.drift.signs import drift_signs, with_fixed_prompt
 from pipeline.warehouse import Warehouse
 from probes.ids import new_run_id
 
@@ -40,7 +41,7 @@ def _reference(warehouse: Warehouse, synthetic: bool) -> tuple[pl.DataFrame, pl.
 
 _METADATA_SQL = """
 SELECT provider, model, started_at, reported_model, system_fingerprint, task_family,
-       prompt_chars, input_tokens, reasoning_tokens
+       prompt_chars, input_tokens, reasoning_tokens, extracted_answer
 FROM probe_results
 WHERE input_tokens IS NOT NULL AND started_at >= ? AND started_at < ?
   AND (CAST(? AS VARCHAR) IS NULL OR source = ?)
@@ -83,7 +84,9 @@ def run_analysis(
         extra = drift_signs(warehouse.path.parent, seed=seed)
         if hourly.height:
             end = time_span(hourly["hour"])[1] + timedelta(hours=1)
-            extra += metadata_signs(_metadata_rows(warehouse, end, source), end)
+            rows = _metadata_rows(warehouse, end, source)
+            extra = with_fixed_prompt(extra, fixed_prompt_shifts(rows, end - RECENT), end)
+            extra += metadata_signs(rows, end)
         frames = compute(hourly, releases, incidents, seed=seed, extra_signs=extra)
         for table, frame in frames.items():
             if frame.height:

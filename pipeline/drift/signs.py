@@ -11,18 +11,21 @@ accuracy and flip tests beside it.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 
+from pipeline.analysis.answer_distribution import AnswerShift
 from pipeline.analysis.drift_alarm import DEFAULT_RULE, null_p_value, simulate_null
 from pipeline.analysis.logprob_tracking import logprob_test
-from pipeline.analysis.warning_signs import SignResult
+from pipeline.analysis.warning_signs import BASELINE, RECENT, SignResult
 from pipeline.drift.baseline import Baseline, load
 
-__all__ = ["SIGN", "drift_signs", "load_baselines", "sign_of"]
+__all__ = ["SIGN", "drift_signs", "load_baselines", "sign_of", "with_fixed_prompt"]
 
 SIGN = "fixed_answers_changed"
 _LT_ALPHA = 0.01
+MIN_ANSWER_TV = 0.1  # a smaller move of the fixed_prompt answers is not worth reporting
 
 
 def load_baselines(folder: Path) -> list[Baseline]:
@@ -94,3 +97,44 @@ def drift_signs(folder: Path, *, seed: int = 0) -> list[SignResult]:
     """Signs of every baseline stored under ``folder``."""
     signs = [sign_of(b, seed=seed) for b in load_baselines(folder)]
     return [s for s in signs if s is not None]
+
+
+def with_fixed_prompt(
+    signs: list[SignResult], shifts: dict[tuple[str, str], AnswerShift], end: datetime
+) -> list[SignResult]:
+    """Add the fixed_prompt family's answer G-test (``answer_distribution``) to the sign of
+    the same provider and model (Bonferroni over the two), or make it the sign where no
+    drift baseline is stored."""
+    out, left = [], dict(shifts)
+    for sign in signs:
+        shift = left.pop((sign.provider, sign.model), None)
+        if shift is None:
+            out.append(sign)
+            continue
+        moved = shift.tv >= MIN_ANSWER_TV
+        out.append(
+            replace(
+                sign,
+                pvalue=min(1.0, 2 * min(sign.pvalue, shift.p_value)),
+                detail=f"{sign.detail}; {_answers_text(shift)}",
+                test=f"{sign.test}; G-test on fixed_prompt answers; Bonferroni",
+                worse=sign.worse or moved,
+            )
+        )
+    for (provider, model), shift in left.items():
+        start = end - RECENT
+        out.append(
+            SignResult(
+                provider, model, SIGN, start, end, start - BASELINE, start, shift.tv,
+                float("nan"), float("nan"), shift.p_value, "G-test on fixed_prompt answers",
+                _answers_text(shift), shift.tv >= MIN_ANSWER_TV, persistent=False,
+            )
+        )  # fmt: skip
+    return out
+
+
+def _answers_text(shift: AnswerShift) -> str:
+    return (
+        f"answers to the fixed_prompt question: TV {shift.tv:.2f} between the baseline "
+        f"({shift.n_baseline}) and the last 3 days ({shift.n_recent}), G-test p={shift.p_value:.2g}"
+    )
