@@ -34,6 +34,7 @@ class DriftSettings:
     per_input: int = 10
     temperature: float = 0.0
     logprob_calls: int = 0  # LT window per day where logprobs exist (0: off); LT paper: ~50
+    seed_salt: str = ""  # leads every call's seed: independent repeats of the same design
 
     @property
     def daily_calls(self) -> int:

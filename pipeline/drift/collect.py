@@ -82,18 +82,30 @@ async def discover(
     discovery: dict[str, list[str]] = {}
     for prompt in candidate_prompts(settings.candidates):
         found = await _tokens(
-            provider, client, prompt, settings.discovery_calls, settings.temperature, "discover"
+            provider,
+            client,
+            prompt,
+            settings.discovery_calls,
+            settings.temperature,
+            f"{settings.seed_salt}discover",
         )
         discovery[prompt] = found.tokens
     reference: dict[str, dict[str, int]] = {}
     input_tokens: dict[str, list[int]] = {}
     for prompt in select_border_inputs(discovery, settings.inputs):
         found = await _tokens(
-            provider, client, prompt, settings.reference_calls, settings.temperature, "reference"
+            provider,
+            client,
+            prompt,
+            settings.reference_calls,
+            settings.temperature,
+            f"{settings.seed_salt}reference",
         )
         reference[prompt] = counts(found.tokens)
         input_tokens[prompt] = sorted(found.input_tokens)
-    logprobs = await logprob_window(provider, client, settings.logprob_calls, phase="reference")
+    logprobs = await logprob_window(
+        provider, client, settings.logprob_calls, phase=f"{settings.seed_salt}reference"
+    )
     return Baseline(
         provider=provider.name,
         model=provider.model,
@@ -118,7 +130,7 @@ async def sample_day(
     for prompt in baseline.reference:
         found = await _tokens(
             provider, client, prompt, settings.per_input, settings.temperature,
-            f"day {day.isoformat()}",
+            f"{settings.seed_salt}day {day.isoformat()}",
         )  # fmt: skip
         day_counts[prompt] = counts(found.tokens)
         input_tokens[prompt] = sorted(found.input_tokens)
@@ -132,7 +144,10 @@ async def sample_day(
         counts=day_counts,
         reported_models=sorted(models),
         logprobs=await logprob_window(
-            provider, client, settings.logprob_calls, phase=f"day {day.isoformat()}"
+            provider,
+            client,
+            settings.logprob_calls,
+            phase=f"{settings.seed_salt}day {day.isoformat()}",
         ),
         input_tokens=input_tokens,
     )
