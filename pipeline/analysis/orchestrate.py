@@ -84,6 +84,8 @@ def run_analysis(
         extra = drift_signs(warehouse.path.parent, seed=seed)
         if hourly.height:
             end = time_span(hourly["hour"])[1] + timedelta(hours=1)
+            # a baseline nobody sampled lately says nothing about this window
+            extra = [s for s in extra if s.window_end >= end - RECENT]
             rows = _metadata_rows(warehouse, end, source)
             extra = with_fixed_prompt(extra, fixed_prompt_shifts(rows, end - RECENT), end)
             extra += metadata_signs(rows, end)
