@@ -8,12 +8,15 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from pipeline.analysis.orchestrate import scored_rows
+from pipeline.analysis.paired_items import paired_items, paired_tests
 from pipeline.analysis.warning_signs import warning_signs
 from pipeline.config.model import Config, ProviderConfig, WarehouseConfig
 from pipeline.drift.baseline import Baseline, DaySample, DriftSettings, baseline_path, save
 from pipeline.drift.check import check_baseline
 from pipeline.drift.cost import drift_costs
 from pipeline.drift.signs import SIGN, drift_signs, sign_of
+from pipeline.warehouse import Warehouse
 
 REFERENCE = {f"p{i}": {"A": 50, "B": 35, "C": 15} for i in range(8)}
 QUIET = [0.22, 0.25, 0.21, 0.24]
@@ -110,3 +113,32 @@ def test_the_daily_cost_counts_the_providers_own_prompt_tokens(tmp_path: Path) -
     (cost,) = drift_costs(config, tmp_path)
     assert (cost.calls_per_day, cost.tokens_per_day) == (130, 130 * 14)
     assert cost.cost_per_day_usd == pytest.approx(130 * (13 * 2.0 + 10.0) / 1e6)
+
+
+def test_replayed_items_join_dumber_answers_by_mcnemar() -> None:
+    """Accuracy equal on average, but 12 of 40 replayed items went right->wrong, 1 back."""
+    baseline = {i: True for i in range(40)}
+    recent = {i: i >= 12 for i in range(40)} | {39: True}
+    baseline |= {"w": False}
+    recent |= {"w": True}
+    test = paired_items(baseline, recent)
+    penalty = pl.DataFrame(
+        schema={"provider": pl.Utf8, "model": pl.Utf8, "hour": pl.Datetime("us", "UTC"),
+                "penalty": pl.Float64}
+    )  # fmt: skip
+    incidents = pl.DataFrame(schema={"vendor": pl.Utf8, "start_date": pl.Date, "end_date": pl.Date})
+    plain = warning_signs(_hourly(), penalty, incidents, {("p", "m"): "V"})
+    paired = warning_signs(
+        _hourly(), penalty, incidents, {("p", "m"): "V"}, paired={("p", "m"): test}
+    )
+    (before,) = [s for s in plain if s.sign == "dumber_answers"]
+    (after,) = [s for s in paired if s.sign == "dumber_answers"]
+    assert not before.fires and after.fires and after.worse
+    assert after.pvalue == pytest.approx(min(1.0, 2 * min(before.pvalue, test.p_worse)))
+    assert "12 right->wrong, 1 wrong->right" in after.detail and "McNemar" in after.test
+
+
+def test_the_scored_items_query_runs_on_a_real_warehouse(warehouse: Warehouse) -> None:
+    rows = scored_rows(warehouse, datetime(2026, 3, 20, tzinfo=UTC), None)
+    assert rows.columns == ["provider", "model", "task_family", "seed", "score_strict", "window"]
+    assert paired_tests(rows) == {}

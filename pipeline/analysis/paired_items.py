@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import polars as pl
 from scipy.stats import binomtest
 
-__all__ = ["PairedTest", "paired_items", "pairs_from_rows"]
+__all__ = ["PairedTest", "paired_items", "paired_tests", "pairs_from_rows"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,3 +72,14 @@ def pairs_from_rows(rows: pl.DataFrame, window: str = "window") -> tuple[dict, d
         if name in out:
             out[name][(family, seed)] = bool(right)
     return out["baseline"], out["recent"]
+
+
+def paired_tests(rows: pl.DataFrame) -> dict[tuple[str, str], PairedTest]:
+    """``paired_items`` per (provider, model) of ``pairs_from_rows``' columns plus
+    provider and model; only where at least one item was answered in both windows."""
+    out = {}
+    for (provider, model), part in rows.group_by("provider", "model", maintain_order=True):
+        test = paired_items(*pairs_from_rows(part))
+        if test.pairs:
+            out[(str(provider), str(model))] = test
+    return out
