@@ -9,6 +9,7 @@ from pipeline.commands import (
     analyze,
     daemon,
     demo,
+    drift,
     foundation,
     probe,
     report,
@@ -26,7 +27,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-for module in (foundation, simulate, probe, daemon, analyze, report, demo, warehouse):
+for module in (foundation, simulate, probe, drift, daemon, analyze, report, demo, warehouse):
     module.register(app)
 
 

@@ -1,6 +1,7 @@
 """``nerfwatch demo``: the whole pipeline on simulated providers, ending in a report.
 
-Simulator on loopback → six months of synthetic history → the real daemon probing the
+Simulator on loopback → six months of synthetic history (and three weeks of drift samples
+of fixed questions) → the real daemon probing the
 simulator for about a minute → analysis → the weekly report. No config, no keys. Every
 stage is the production code path; the only shortcut is a faster probe schedule.
 """
@@ -21,6 +22,7 @@ from pipeline.analysis.orchestrate import run_analysis
 from pipeline.config import Config, default_config
 from pipeline.config.writer import write_demo_config
 from pipeline.daemon import DaemonTuning, run_daemon
+from pipeline.drift.synthetic import write_demo_baselines
 from pipeline.report.render import render_report
 from pipeline.report.weeks import IsoWeek
 from pipeline.warehouse import Warehouse
@@ -132,6 +134,8 @@ def run_demo(options: DemoOptions, progress: DemoProgress | None = None) -> Demo
         warehouse = Warehouse(config.warehouse.location)
         with show.step(f"Writing {options.days:g} days of synthetic history"):
             history = write_history(warehouse, scenario, days=options.days)
+        with show.step("Sampling fixed questions for 21 days (border inputs, logprobs)"):
+            write_demo_baselines(scenario, config.warehouse.path.parent, datetime.now(UTC).date())
         with show.step(
             f"Probing the simulator live for {options.live_seconds:g} s", options.live_seconds
         ) as advance:

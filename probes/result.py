@@ -63,6 +63,7 @@ class ProbeResult:
     skip_reason: str | None = None
     vendor: str | None = None
     reported_model: str | None = None
+    system_fingerprint: str | None = None  # serving-stack id (OpenAI-style), when sent
     endpoint: str | None = None
     wire_format: str | None = None
     plan: str | None = None

@@ -299,6 +299,7 @@ def _fill(
     result.response_headers = secrets.scrub_headers(headers)
     result.request_id = secrets.scrub_optional(request_id(ex.headers))
     result.reported_model = secrets.scrub_optional(state.reported_model)
+    result.system_fingerprint = secrets.scrub_optional(state.system_fingerprint)
     result.finish_reason = state.finish_reason
     result.input_tokens = usage.input_tokens
     result.output_tokens = usage.output_tokens

@@ -14,6 +14,7 @@ import httpx
 import pytest
 
 from pipeline.config import ProbeConfig, ProviderConfig
+from pipeline.warehouse import Warehouse
 from probes.result import ProbeResult
 from probes.runner import run_probe
 from probes.sizing import CharsPerToken
@@ -87,3 +88,14 @@ def test_distinct_prompts_are_not_cache_hits(llama_server: LlamaServer) -> None:
     for r in results:
         assert r.cached_tokens is not None and r.cached_tokens <= 64, r.cached_tokens
         assert "cache_hit" not in r.sanity_flags
+
+
+def test_the_serving_stacks_fingerprint_is_stored_with_the_row(
+    llama_server: LlamaServer, warehouse: Warehouse
+) -> None:
+    """llama-server sends ``system_fingerprint`` (its build) with every chunk."""
+    (row,) = _run(_provider(llama_server), [_probe("arithmetic", 1_000)])
+    assert row.system_fingerprint and row.system_fingerprint.startswith("b"), row
+    warehouse.insert_rows("probe_results", [row.as_row()], key="run_id")
+    stored = warehouse.query("SELECT system_fingerprint FROM probe_results")
+    assert stored["system_fingerprint"].to_list() == [row.system_fingerprint]

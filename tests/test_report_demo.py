@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,15 @@ def test_demo_end_to_end(tmp_path: Path) -> None:
     assert report.exists() and report.parent == folder / "reports"
     html = report.read_text(encoding="utf-8")
     assert 'id="synthetic-banner"' in html and "Not analysed yet" not in html
+    # kestrel is in its quantized phase today: the fixed questions say so, the others not
+    section = html[html.index('id="fixed-answers"') :]
+    section = section[: section.index("</ul>")]
+    assert re.search(
+        r"<strong>kestrel</strong>: The answers to fixed questions changed on "
+        r"\d{4}-\d\d-\d\d; same model name \(kestrel-chat\)",
+        section,
+    ), section
+    assert "<strong>nova</strong>: Answers to fixed questions as before" in section
     # The report covers the live run, on a Monday too (the default week is last week).
     live = (
         "SELECT min(started_at) AS a, max(started_at) AS b FROM probe_results WHERE source = 'live'"

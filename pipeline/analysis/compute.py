@@ -4,6 +4,8 @@ the warehouse."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 import numpy as np
 import polars as pl
 from numpy.typing import NDArray
@@ -15,6 +17,7 @@ from pipeline.analysis.metric_rows import (
     rate_change_rows,
     seasonality_rows,
 )
+from pipeline.analysis.paired_items import PairedTest
 from pipeline.analysis.phase_rows import PHASE_METRICS, phase_rows
 from pipeline.analysis.rows import ResultRows, finite
 from pipeline.analysis.seasonality import decompose
@@ -23,7 +26,7 @@ from pipeline.analysis.series import (
     hour_grid,
     long_context_penalty,
 )
-from pipeline.analysis.warning_signs import warning_signs
+from pipeline.analysis.warning_signs import SignResult, warning_signs
 
 __all__ = ["compute"]
 
@@ -34,8 +37,12 @@ def compute(
     incidents: pl.DataFrame | None = None,
     *,
     seed: int = 0,
+    extra_signs: Sequence[SignResult] = (),
+    paired: Mapping[tuple[str, str], PairedTest] | None = None,
 ) -> dict[str, pl.DataFrame]:
-    """Every result table (without analysis_id) from an hourly frame (see series.py)."""
+    """Every result table (without analysis_id) from an hourly frame (see series.py);
+    ``extra_signs``: warning signs tested outside the warehouse (fixed-input drift);
+    ``paired``: McNemar on replayed items, for dumber_answers."""
     c = ResultRows({})
     releases = (
         releases
@@ -77,7 +84,8 @@ def compute(
     }
     phase_map = phase_rows(c, grid, adjusted, seed)
     penalty = long_context_penalty(grid)
-    for r in warning_signs(hourly, penalty, incidents, vendors):
+    signs = warning_signs(hourly, penalty, incidents, vendors, extra=extra_signs, paired=paired)
+    for r in signs:
         c.add(
             "warning_signs", provider=r.provider, model=r.model, sign=r.sign,
             window_start=r.window_start, window_end=r.window_end,

@@ -14,17 +14,22 @@ from importlib.metadata import PackageNotFoundError, version
 
 import polars as pl
 
+from pipeline.analysis.answer_distribution import fixed_prompt_shifts
 from pipeline.analysis.compute import compute
+from pipeline.analysis.metadata_sign import metadata_signs
 from pipeline.analysis.metric_rows import ONLINE_ARL0_HOURS
+from pipeline.analysis.paired_items import paired_tests
 from pipeline.analysis.schemas import ANALYSIS_RUNS
 from pipeline.analysis.series import (
     load_hourly,
     time_span,
 )
+from pipeline.analysis.warning_signs import BASELINE, RECENT
+from pipeline.drift.signs import drift_signs, with_fixed_prompt
 from pipeline.warehouse import Warehouse
 from probes.ids import new_run_id
 
-__all__ = ["compute", "run_analysis"]
+__all__ = ["compute", "run_analysis", "scored_rows"]
 
 
 def _reference(warehouse: Warehouse, synthetic: bool) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -33,6 +38,37 @@ def _reference(warehouse: Warehouse, synthetic: bool) -> tuple[pl.DataFrame, pl.
     releases = warehouse.query(f"SELECT vendor, model, release_date FROM releases{origin}")
     incidents = warehouse.query(f"SELECT vendor, start_date, end_date FROM incidents{origin}")
     return releases, incidents
+
+
+_METADATA_SQL = """
+SELECT provider, model, started_at, reported_model, system_fingerprint, task_family,
+       prompt_chars, input_tokens, reasoning_tokens, extracted_answer
+FROM probe_results
+WHERE input_tokens IS NOT NULL AND started_at >= ? AND started_at < ?
+  AND (CAST(? AS VARCHAR) IS NULL OR source = ?)
+"""
+
+
+def _metadata_rows(warehouse: Warehouse, end: datetime, source: str | None) -> pl.DataFrame:
+    """Rows for the metadata sign: its three windows (recent, two earlier) and baseline."""
+    start = end - 3 * RECENT - BASELINE
+    rows = warehouse.query(_METADATA_SQL, [start, end, source, source])
+    return rows.with_columns(pl.col("started_at").dt.convert_time_zone("UTC"))
+
+
+_SCORED_SQL = """
+SELECT provider, model, task_family, seed, score_strict,
+       CASE WHEN started_at >= ? THEN 'recent' ELSE 'baseline' END AS "window"
+FROM probe_results
+WHERE score_strict IS NOT NULL AND seed IS NOT NULL AND started_at >= ? AND started_at < ?
+  AND (CAST(? AS VARCHAR) IS NULL OR source = ?)
+"""
+
+
+def scored_rows(warehouse: Warehouse, end: datetime, source: str | None) -> pl.DataFrame:
+    """Scored items of dumber_answers' baseline and recent windows, for McNemar."""
+    split = end - RECENT
+    return warehouse.query(_SCORED_SQL, [split, split - BASELINE, end, source, source])
 
 
 def run_analysis(
@@ -61,7 +97,18 @@ def run_analysis(
         hourly = load_hourly(warehouse, since, until, source)
         synthetic = bool(hourly.height) and source != "live" and _has_synthetic(warehouse)
         releases, incidents = _reference(warehouse, synthetic)
-        frames = compute(hourly, releases, incidents, seed=seed)
+        extra = drift_signs(warehouse.path.parent, seed=seed)
+        if hourly.height:
+            end = time_span(hourly["hour"])[1] + timedelta(hours=1)
+            # a baseline nobody sampled lately says nothing about this window
+            extra = [s for s in extra if s.window_end >= end - RECENT]
+            rows = _metadata_rows(warehouse, end, source)
+            extra = with_fixed_prompt(extra, fixed_prompt_shifts(rows, end - RECENT), end)
+            extra += metadata_signs(rows, end)
+            paired = paired_tests(scored_rows(warehouse, end, source))
+        else:
+            paired = {}
+        frames = compute(hourly, releases, incidents, seed=seed, extra_signs=extra, paired=paired)
         for table, frame in frames.items():
             if frame.height:
                 warehouse.insert_frame(

@@ -8,11 +8,15 @@ the "worse" direction:
 * more_busy_errors: busy errors (rate_limited, overloaded, server_error) per attempt, Fisher
   exact; rate ratio with a log-normal CI; worth reporting from x1.5.
 * dumber_answers: wrong answers among scored probes and sanity-flagged answers among all, two
-  Fisher exact tests combined by Bonferroni; effect = accuracy change (points).
+  Fisher exact tests combined by Bonferroni; effect = accuracy change (points). Where the
+  same seeded items were answered in both windows, McNemar on them joins (Bonferroni).
 * reduced_rate_limits: advertised request limit (else token limit) and request headroom
   (remaining / limit), each a Mann-Whitney on hourly medians, Bonferroni-combined; worth
   reporting from -5 % of the limit or -20 % of the headroom (headroom also falls when the
   same key serves more traffic). No headers means no test.
+* fixed_answers_changed (from ``pipeline.drift``, passed in as ``extra``): the first-token
+  distribution of fixed border inputs, and the logprobs of a fixed prompt, against a stored
+  reference; a change detector (same name, another model or quantization), not a harm test.
 * no_official_word: not a statistical test: fires when another sign fires and the incidents
   table has nothing for the vendor overlapping the window.
 
@@ -24,6 +28,7 @@ non-overlapping windows had p < 5 % in the same direction (2 of 3 consecutive wi
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
@@ -37,6 +42,7 @@ from pipeline.analysis.effects import (
     rate_ratio_ci,
     relative_shift_ci,
 )
+from pipeline.analysis.paired_items import PairedTest
 from pipeline.analysis.series import time_span
 
 __all__ = ["SIGNS", "SignResult", "warning_signs"]
@@ -45,12 +51,15 @@ SIGNS = (
     "long_context_slower",
     "more_busy_errors",
     "dumber_answers",
+    "fixed_answers_changed",
+    "response_metadata_changed",
     "reduced_rate_limits",
     "no_official_word",
 )
 RECENT = timedelta(days=3)
 BASELINE = timedelta(days=28)
 _Q = 0.05
+_MIN_PAIRS = 10  # fewer replayed items say too little for McNemar
 _MIN_HEADROOM_DROP = 0.20  # relative fall of the median headroom worth reporting
 _MIN = {
     "long_context_slower": 0.10,
@@ -198,8 +207,13 @@ def warning_signs(
     incidents: pl.DataFrame,
     vendors: dict[tuple[str, str], str | None],
     end: datetime | None = None,
+    extra: Sequence[SignResult] = (),
+    paired: Mapping[tuple[str, str], PairedTest] | None = None,
 ) -> list[SignResult]:
-    """All five signs for every (provider, model) in ``hourly`` (aggregated over contexts)."""
+    """All five signs for every (provider, model) in ``hourly`` (aggregated over contexts),
+    plus ``extra`` signs tested elsewhere (fixed-input drift), which join the BH control and
+    keep their own persistence. ``paired``: McNemar on items seen in both windows, added
+    to dumber_answers (see ``_with_pairs``)."""
     if hourly.height == 0:
         return []
     end = end or (time_span(hourly["hour"])[1] + timedelta(hours=1))
@@ -221,15 +235,36 @@ def warning_signs(
                             detail, worse,
                         )
                     )  # fmt: skip
+    pairs = paired or {}
+    results = [_with_pairs(r, pairs.get((r.provider, r.model))) for r in results]
+    results += extra
     qs = benjamini_hochberg([r.pvalue for r in results])
     final: list[SignResult] = []
     for r, q in zip(results, qs, strict=True):
         fires = bool(math.isfinite(q) and q <= _Q and r.worse)
-        past = history[(r.provider, r.model, r.sign)][1:]
-        persistent = fires and any(math.isfinite(p) and p < 0.05 and w for p, w in past)
+        past = history.get((r.provider, r.model, r.sign))
+        if past is None:
+            persistent = fires and bool(r.persistent)
+        else:
+            persistent = fires and any(math.isfinite(p) and p < 0.05 and w for p, w in past[1:])
         final.append(replace(r, qvalue=q, fires=fires, persistent=persistent))
     final += _no_official_word(final, incidents, vendors, end)
     return final
+
+
+def _with_pairs(sign: SignResult, test: PairedTest | None) -> SignResult:
+    """dumber_answers with the paired test of the same window: Bonferroni over its p and
+    McNemar's one-sided p, the flip rate in the detail (flips can hide in equal accuracy)."""
+    if sign.sign != "dumber_answers" or test is None or test.pairs < _MIN_PAIRS:
+        return sign
+    p = min(1.0, 2 * min(sign.pvalue, test.p_worse)) if math.isfinite(sign.pvalue) else 1.0
+    detail = (
+        f"{sign.detail}; paired items {test.pairs}: {test.became_wrong} right->wrong, "
+        f"{test.became_right} wrong->right (McNemar p={test.p_worse:.3g}), flip rate "
+        f"{test.flip_rate:.1%} (95 % CI {test.flip_low:.1%}-{test.flip_high:.1%})"
+    )
+    worse = sign.worse or -test.accuracy_change >= _MIN["dumber_answers"]
+    return replace(sign, pvalue=p, detail=detail, worse=worse, test=f"{sign.test}; McNemar")
 
 
 def _no_official_word(

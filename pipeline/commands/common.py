@@ -8,7 +8,8 @@ from typing import NoReturn
 
 import typer
 
-from pipeline.config import Config, ConfigError, load_config
+from pipeline.config import Config, ConfigError, ProviderConfig, load_config
+from pipeline.config.checker import did_you_mean
 from pipeline.warehouse import Lake, Warehouse
 
 __all__ = [
@@ -20,6 +21,7 @@ __all__ = [
     "fail",
     "load_or_fail",
     "missing_warehouse",
+    "provider_or_fail",
     "warehouse_from",
     "warehouse_location",
     "warehouse_path",
@@ -51,6 +53,19 @@ def load_or_fail(path: Path | None, *, check_env: bool = True) -> Config:
         return load_config(path or DEFAULT_CONFIG, check_env=check_env)
     except ConfigError as exc:
         fail(str(exc), 2)
+
+
+def provider_or_fail(cfg: Config, name: str) -> ProviderConfig:
+    """The configured provider ``name`` with its key set, or exit 2 saying what is wrong."""
+    try:
+        chosen = cfg.provider(name)
+    except KeyError:
+        names = [p.name for p in cfg.providers]
+        hint = did_you_mean(name, names)
+        fail(f"{cfg.path}: unknown provider {name!r} (configured: {', '.join(names)}){hint}", 2)
+    if chosen.api_key_env and not chosen.api_key():
+        fail(f"environment variable {chosen.api_key_env} (API key of {name}) is not set", 2)
+    return chosen
 
 
 def warehouse_path(config: Path | None, db: Path | None) -> tuple[Path, str]:

@@ -20,6 +20,7 @@ from pipeline.commands.common import (
 )
 from pipeline.config.plan import format_runs, plan_rows, provider_totals
 from pipeline.config.starter import STARTER_CONFIG
+from pipeline.drift.cost import drift_costs
 from pipeline.releases import (
     Release,
     ReleaseError,
@@ -92,6 +93,12 @@ def config_check(
             f"{total.provider}: {format_runs(total.runs_per_day)} runs/day, "
             f"≤ {total.tokens_per_day:,.0f} tokens/day, "
             f"≤ {total.cost_per_day_usd:,.2f} USD/day{cap}"
+        )
+    for drift in drift_costs(cfg, cfg.warehouse.path.parent):
+        console.print(
+            f"{drift.provider}: drift sampling of {drift.model}, {drift.calls_per_day} "
+            f"one-token calls/day, ≤ {drift.tokens_per_day:,} tokens/day, "
+            f"≤ {drift.cost_per_day_usd:,.4f} USD/day (nerfwatch drift sample)"
         )
     budget = cfg.budget.total
     if budget.daily_cost_usd or budget.daily_tokens:

@@ -13,9 +13,15 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from pipeline.commands.common import CONFIG_OPTION, DB_OPTION, fail, load_or_fail, warehouse_from
+from pipeline.commands.common import (
+    CONFIG_OPTION,
+    DB_OPTION,
+    fail,
+    load_or_fail,
+    provider_or_fail,
+    warehouse_from,
+)
 from pipeline.config import Config, ProbeConfig, ProviderConfig, parse_context
-from pipeline.config.checker import did_you_mean
 from pipeline.daemon.state import learned_chars_per_token
 from pipeline.warehouse import Warehouse, WarehouseError
 from probes.result import ProbeResult
@@ -154,14 +160,7 @@ def probe(
     failures are stored too), 2 on bad input and 1 when the rows could not be stored.
     """
     cfg = load_or_fail(config, check_env=False)  # only this provider's key matters here
-    try:
-        chosen = cfg.provider(provider)
-    except KeyError:
-        names = [p.name for p in cfg.providers]
-        hint = did_you_mean(provider, names)
-        fail(f"{cfg.path}: unknown provider {provider!r} (configured: {', '.join(names)}){hint}", 2)
-    if chosen.api_key_env and not chosen.api_key():
-        fail(f"environment variable {chosen.api_key_env} (API key of {provider}) is not set", 2)
+    chosen = provider_or_fail(cfg, provider)
     if task is not None and task not in FAMILIES:
         fail(f"--task: unknown family {task!r}; known: {sorted(FAMILIES)}", 2)
     try:

@@ -18,6 +18,7 @@ __all__ = [
     "ComparisonRow",
     "CycleRow",
     "Example",
+    "FixedAnswersView",
     "IndexEntry",
     "QualityNote",
     "Recommendation",
@@ -141,6 +142,16 @@ class AnalysisInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class FixedAnswersView:
+    """One provider's fixed-question drift, in words (``fixed_answers_changed`` sign)."""
+
+    provider: str
+    sentence: str
+    evidence: str
+    changed: bool
+
+
+@dataclass(frozen=True, slots=True)
 class ReportContext:
     """Everything ``weekly.html`` shows."""
 
@@ -165,6 +176,7 @@ class ReportContext:
     index_href: str = "index.html"
     notes: list[str] = field(default_factory=list)
     later_week: str | None = None  # an empty week's first later week with probes
+    fixed_answers: list[FixedAnswersView] = field(default_factory=list)
 
     @property
     def empty(self) -> bool:

@@ -34,6 +34,8 @@ SIGNS = {
     "long_context_slower": "Long context got slower",
     "more_busy_errors": "More 'busy' errors (429/503/529)",
     "dumber_answers": "Dumber answers",
+    "fixed_answers_changed": "Same name, changed answers to fixed questions",
+    "response_metadata_changed": "Response metadata changed (model name, token counts)",
     "reduced_rate_limits": "Reduced rate limits",
     "no_official_word": "No official word",
 }
@@ -92,6 +94,7 @@ _SIGN_UNITS = {
     "long_context_slower": "long/short TTFT ratio",
     "more_busy_errors": "busy-error rate",
     "reduced_rate_limits": "advertised limit",
+    "response_metadata_changed": "token count",
 }
 
 
@@ -100,6 +103,11 @@ def _sign_effect(row: dict[str, Any]) -> str:
     sign = row["sign"]
     if sign == "no_official_word":
         return "no incident recorded for the vendor in the window"
+    if sign == "fixed_answers_changed":  # a distance, not a ratio or a share
+        return (
+            f"first-token distance {row['effect']:+.2f} over the expected (95\u00a0% range "
+            f"{row['effect_lo']:+.2f} to {row['effect_hi']:+.2f})"
+        )
     show = fmt.points if sign == "dumber_answers" else fmt.rel
     unit = "accuracy" if sign == "dumber_answers" else _SIGN_UNITS.get(sign, "")
     text = f"{show(row['effect'])} {unit}".strip()

@@ -5,6 +5,7 @@ Reads, for every preset: reasoning from ``reasoning_content``, ``reasoning`` or
 so); usage from a final empty-``choices`` chunk, from ``choices[0].usage`` (Moonshot) or from
 every chunk (MiniMax, some GLM resellers), merged as cumulative; errors from ``data: {"error"}``
 events, Gemini's list-wrapped bodies and MiniMax ``base_resp`` codes even inside a 200.
+Also kept: ``system_fingerprint`` and, when asked for, the first token's top logprobs.
 """
 
 from __future__ import annotations
@@ -107,6 +108,7 @@ def _apply(obj: Any, state: StreamState, at: int | None, *, message_key: str) ->
     if error is not None:
         state.fail(error)
     state.model(obj.get("model"))
+    state.fingerprint(obj.get("system_fingerprint"))
     excludes = state.usage_excludes_cache
     read_usage(obj.get("usage"), state, excludes_cache=excludes)
     choices = obj.get("choices")
@@ -118,7 +120,15 @@ def _apply(obj: Any, state: StreamState, at: int | None, *, message_key: str) ->
     if isinstance(delta, dict):
         content = delta.get("content")
         state.chunk(_reasoning_text(delta), content if isinstance(content, str) else "", at=at)
+    _read_logprobs(choice.get("logprobs"), state)
     state.finish(choice.get("finish_reason"))
+
+
+def _read_logprobs(logprobs: Any, state: StreamState) -> None:
+    """``choice.logprobs.content[0].top_logprobs`` (OpenAI, llama.cpp, vLLM)."""
+    content = logprobs.get("content") if isinstance(logprobs, dict) else None
+    if isinstance(content, list) and content and isinstance(content[0], dict):
+        state.top_logprobs(content[0].get("top_logprobs"))
 
 
 def on_event(event: Event, state: StreamState, at: int) -> None:

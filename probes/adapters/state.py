@@ -111,6 +111,9 @@ class StreamState:
     malformed_detail: str | None = None
     comments: int = 0  # keep-alive comments and pings
     server_first_token_ns: int | None = None  # simulator's own first-token timestamp
+    system_fingerprint: str | None = None  # OpenAI-style serving-stack identifier
+    # The first output token's top alternatives, (token, logprob), when logprobs were asked
+    first_top_logprobs: tuple[tuple[str, float], ...] | None = None
     _splitter: ThinkSplitter = field(default_factory=ThinkSplitter)
 
     def chunk(self, reasoning: str = "", answer: str = "", *, at: int | None = None) -> None:
@@ -138,6 +141,25 @@ class StreamState:
     def model(self, name: Any) -> None:
         if isinstance(name, str) and name and self.reported_model is None:
             self.reported_model = name
+
+    def fingerprint(self, value: Any) -> None:
+        if isinstance(value, str) and value and self.system_fingerprint is None:
+            self.system_fingerprint = value
+
+    def top_logprobs(self, alternatives: Any) -> None:
+        """Keep the first token's ``[{token, logprob}, ...]``; later tokens are ignored."""
+        if self.first_top_logprobs is not None or not isinstance(alternatives, list):
+            return
+        pairs = tuple(
+            (a["token"], float(a["logprob"]))
+            for a in alternatives
+            if isinstance(a, dict)
+            and isinstance(a.get("token"), str)
+            and isinstance(a.get("logprob"), (int, float))
+            and not isinstance(a.get("logprob"), bool)
+        )
+        if pairs:
+            self.first_top_logprobs = pairs
 
     def finish(self, reason: Any) -> None:
         if isinstance(reason, str) and reason:

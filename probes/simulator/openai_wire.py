@@ -62,6 +62,13 @@ def _delta(plan: Plan, i: int) -> dict[str, Any]:
     return {"content": token}
 
 
+def _logprobs(plan: Plan) -> dict[str, Any]:
+    """``choice.logprobs`` of the first token, as OpenAI and llama.cpp send it."""
+    top = [{"token": t, "logprob": lp} for t, lp in plan.first_logprobs]
+    own = next((lp for t, lp in plan.first_logprobs if t == plan.tokens[0]), top[-1]["logprob"])
+    return {"content": [{"token": plan.tokens[0], "logprob": own, "top_logprobs": top}]}
+
+
 def preamble(plan: Plan) -> bytes:
     del plan
     return b""
@@ -69,7 +76,10 @@ def preamble(plan: Plan) -> bytes:
 
 def token_event(plan: Plan, i: int) -> bytes:
     """The chunk carrying token ``i`` (the first one is preceded by the role chunk)."""
-    out = _sse(_chunk(plan, _delta(plan, i)))
+    chunk = _chunk(plan, _delta(plan, i))
+    if i == 0 and plan.first_logprobs:
+        chunk["choices"][0]["logprobs"] = _logprobs(plan)
+    out = _sse(chunk)
     if i == 0:
         return _sse(_chunk(plan, {"role": "assistant", "content": ""})) + out
     return out
@@ -128,12 +138,15 @@ def body(plan: Plan) -> dict[str, Any]:
         message["content"] = reasoning + text
     elif reasoning:
         message["reasoning_content"] = reasoning
+    choice: dict[str, Any] = {"index": 0, "message": message, "finish_reason": plan.finish}
+    if plan.first_logprobs:
+        choice["logprobs"] = _logprobs(plan)
     return {
         "id": f"chatcmpl-{plan.request_id[4:]}",
         "object": "chat.completion",
         "created": int(time.time()),
         "model": plan.model,
-        "choices": [{"index": 0, "message": message, "finish_reason": plan.finish}],
+        "choices": [choice],
         "usage": usage(plan),
     }
 

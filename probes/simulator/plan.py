@@ -17,6 +17,7 @@ import numpy as np
 from probes.simulator import model
 from probes.simulator.answers import Answer, compose, family_of
 from probes.simulator.faults import FAULTS, NO_FAULT
+from probes.simulator.first_token import Sampling, first_token
 from probes.simulator.scenario import ERROR_KINDS, LONG_CONTEXT_TOKENS, Provider, Scenario
 from probes.simulator.tokens import count_tokens, tokenize
 
@@ -40,6 +41,7 @@ class RequestSpec:
     error: str | None = None  # x-sim-error
     quality: str | None = None  # x-sim-quality
     seed: int | None = None  # x-sim-seed
+    sampling: Sampling = field(default_factory=Sampling)  # body temperature, seed, logprobs
 
 
 @dataclass(slots=True)
@@ -65,6 +67,7 @@ class Plan:
     outcome: str
     rate_headers: dict[str, str] = field(default_factory=dict)
     retry_after_s: int | None = None
+    first_logprobs: list[tuple[str, float]] = field(default_factory=list)  # when asked
 
     @property
     def reasoning_tokens(self) -> list[str]:
@@ -138,6 +141,13 @@ def make_plan(
         force=spec.quality,
     )
     tokens, reasoning_count, think_tags, finish = _output(provider, spec, answer)
+    first_logprobs: list[tuple[str, float]] = []
+    if spec.max_tokens == 1 and family is None:  # a drift probe's one-token question
+        sampler = np.random.default_rng(spec.sampling.seed) if spec.sampling.seed else rng
+        # quantization is the model itself, not a random fault: quiet keeps it
+        quantized = float(pv.quantized[0])
+        token, first_logprobs = first_token(spec.task_prompt, quantized, spec.sampling, sampler)
+        tokens, reasoning_count, finish = [token], 0, "length"
     scale = scenario.time_scale
     sigma = provider.itl_jitter
     mean_gap = 1.0 / tps
@@ -165,6 +175,7 @@ def make_plan(
         outcome=answer.outcome,
         rate_headers=limits[0],
         retry_after_s=limits[1],
+        first_logprobs=first_logprobs,
     )
 
 

@@ -21,6 +21,7 @@ import asyncio
 import json
 import time
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, MutableMapping
+from dataclasses import replace
 from datetime import UTC, datetime
 from types import ModuleType
 from typing import Any
@@ -34,6 +35,7 @@ from starlette.routing import Route
 from probes.simulator import anthropic_wire, model, openai_wire, streaming
 from probes.simulator.answers import QUALITY_MODES
 from probes.simulator.faults import FAULTS, NO_FAULT
+from probes.simulator.first_token import sampling_of
 from probes.simulator.plan import ON_DEMAND_ERRORS, Plan, RequestSpec, make_plan
 from probes.simulator.state import TRANSPORT_KEY, SimState, reset_connection
 from probes.simulator.tokens import count_tokens
@@ -209,10 +211,10 @@ async def _handle(state: SimState, request: Request, wire: str) -> Response:
         status, payload = w.error_body("bad_request", None, "unknown provider")
         return JSONResponse(payload, status_code=404, headers=base)
     try:
-        texts, stream, include_usage, max_tokens = _parse_body(
-            json.loads(await request.body()), wire
-        )
+        raw = json.loads(await request.body())
+        texts, stream, include_usage, max_tokens = _parse_body(raw, wire)
         spec = _spec(request, wire, texts, stream, include_usage, max_tokens)
+        spec = replace(spec, sampling=sampling_of(raw))
     except ValueError as exc:
         status, payload = w.error_body("bad_request", None, str(exc))
         return JSONResponse(payload, status_code=status, headers=base)

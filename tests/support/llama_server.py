@@ -65,8 +65,12 @@ def _wait_ready(server: LlamaServer) -> None:
     raise RuntimeError(f"llama-server not ready in {READY_DEADLINE_S:.0f} s: {server.log}")
 
 
-def start_llama_server(folder: Path, model: Path | None = None) -> LlamaServer:
-    """Start the server on ``model`` (default: a fresh tiny model in ``folder``)."""
+def start_llama_server(
+    folder: Path, model: Path | None = None, *, alias: str | None = None, port: int | None = None
+) -> LlamaServer:
+    """Start the server on ``model`` (default: a fresh tiny model in ``folder``).
+    ``alias``: the model name it reports (default: the file's path); ``port``: a given
+    one, e.g. to serve other weights where the last server was."""
     exe = binary("llama-server")
     if exe is None:
         unavailable(
@@ -75,11 +79,13 @@ def start_llama_server(folder: Path, model: Path | None = None) -> LlamaServer:
         )
         raise AssertionError("unreachable")
     model = model or write_tiny_model(folder / "tiny.gguf")
-    port, log = _free_port(), folder / "llama-server.log"
+    port, log = port or _free_port(), folder / f"llama-server-{model.stem}.log"
     command = [
         str(exe), "-m", str(model), "--host", "127.0.0.1", "--port", str(port),
         "-c", str(N_CTX), "-np", "1", "-t", "2", "--chat-template", "chatml", "--no-webui",
     ]  # fmt: skip
+    if alias:
+        command += ["--alias", alias]
     process = start_server(
         command,
         log,

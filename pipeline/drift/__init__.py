@@ -1,0 +1,1 @@
+"""Fixed-input drift tracking: discover border inputs, keep a reference, sample daily."""
