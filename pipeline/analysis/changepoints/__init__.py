@@ -21,16 +21,16 @@ change: growth, saturation and decay are each one segment unless they break.
    position, level, slope) in units of the long-run noise variance; that variance
    (``s^2 (1 + rho) / (1 - rho)``, AR(1)) is re-estimated from the residuals and the
    search repeated, so a wandering series is not cut into many pieces. O(n log n).
-3. **Confirmation** (``confirm.merge_weakest``): each candidate must beat a smooth
-   (quadratic) curve through its two neighbouring segments by a jump or a slope change,
-   F test deflated for AR(1) dependence, Bonferroni over the n possible positions at
-   family-wise 1 %. The weakest candidate is merged first and only its neighbours are
-   re-tested (a heap): O(k log k) tests. On a smooth trend with no break every candidate
-   fails this test, so none is reported.
+3. **Confirmation** (``confirm.merge_weakest``): each candidate must beat a smooth curve
+   (a line or a quadratic, chosen by BIC) through its two neighbouring segments by a jump
+   or a slope change: F test deflated for AR(1) dependence, Bonferroni-corrected over the
+   window's positions at 1 %. The weakest candidate is merged first and only its
+   neighbours are re-tested (a heap): O(k log k) tests. On a smooth trend with no break
+   the candidates fail this test, so none is reported.
 4. **Spread changes** (``spread.spread_breaks``) are searched on second differences, which
-   no trend can inflate; within each spread regime the level/slope search runs again on
-   that regime's own noise scale, and its confirmed changes are *added* to those found
-   on the whole series (never replacing them).
+   no trend can inflate. Then each spread regime is standardised by its own noise scale
+   and searched again; its candidates are *added* to those of the whole series (never
+   replacing them) and all are confirmed together, the spread changes being fixed edges.
 
 Assumptions: changes are abrupt in level or slope; a smooth curve is locally quadratic
 over the span between neighbouring changes; the noise is stationary between changes.
@@ -46,6 +46,7 @@ from numpy.typing import NDArray
 
 from pipeline.analysis.changepoints.confirm import merge_weakest
 from pipeline.analysis.changepoints.noise import (
+    GAUSS_MAD,
     FloatArray,
     lag1_rho,
     long_run_factor,
@@ -93,15 +94,30 @@ def detect(
     positions = np.flatnonzero(np.isfinite(x))
     clean = x[positions]
     seg = segment(clean)
-    breaks = set(seg.breaks)
     min_size = _min_size(clean.size)
     spread = spread_breaks(clean, seg.breaks, min_size)
-    for a, b in regimes(clean.size, spread) if spread else []:
-        own = [a + k for k in segment(clean[a:b]).breaks]
-        breaks |= {k for k in own if all(abs(k - j) > min_size for j in seg.breaks)}
-    breaks |= {s for s in spread if all(abs(s - j) > min_size for j in breaks)}
+    if not spread:
+        breaks = set(seg.breaks)
+    else:
+        breaks = set(_with_spread_regimes(clean, seg.breaks, spread))
+        breaks |= {s for s in spread if all(abs(s - j) > min_size for j in breaks)}
     found = {int(positions[b]) for b in breaks if 0 < b < clean.size}
     return sorted(found)
+
+
+def _with_spread_regimes(x: FloatArray, level: list[int], spread: list[int]) -> list[int]:
+    """Level/slope changes once the spread changes are known: each regime is standardised by
+    its own noise scale (weighted least squares) and searched again; the new candidates
+    join those of the whole series (kept, not replaced), and all are confirmed together
+    with the spread changes as fixed edges, so no test window mixes two noise levels."""
+    z = np.empty_like(x)
+    cands = set(level)
+    for a, b in regimes(x.size, spread):
+        sigma = robust_scale(x[a:b])
+        scale = sigma if sigma > 0 and np.isfinite(sigma) else 1.0
+        z[a:b] = winsorize((x[a:b] - np.median(x[a:b])) / scale, 1.0)
+        cands |= {a + k for k in _candidates(z[a:b], _min_size(b - a))[0]}
+    return merge_weakest(z, sorted(cands), fixed=tuple(spread))
 
 
 def _min_size(n: int) -> int:
@@ -118,6 +134,16 @@ def segment(x: FloatArray) -> Segmentation:
         return Segmentation([], max(sigma, 0.0), 0.0)
     # Standardise first: sums of raw values lose all precision on series like 5 + 1e-9 * noise.
     z = winsorize((x - np.median(x)) / sigma, 1.0)
+    cands, rho = _candidates(z, min_size)
+    return Segmentation(merge_weakest(z, cands), sigma, rho)
+
+
+def _candidates(z: FloatArray, min_size: int) -> tuple[list[int], float]:
+    """Candidate changes of a standardised series (line and mean searches, penalised in
+    units of the long-run variance, re-estimated until stable) and the residuals' rho."""
+    n = z.size
+    if n < 2 * min_size:
+        return [], 0.0
     penalty = _PENALTY_PER_LOG_N * float(np.log(max(n, 3)))
     lr_var, rho = 1.0, 0.0
     breaks: list[int] = []
@@ -127,14 +153,14 @@ def segment(x: FloatArray) -> Segmentation:
         steps = binseg_mean(z, penalty * lr_var, min_size)
         resid = _line_residuals(z, found)
         rho = lag1_rho(np.clip(resid, -3.0, 3.0))
-        sd = float(np.median(np.abs(resid)) / 0.6744897501960817)
+        sd = float(np.median(np.abs(resid)) / GAUSS_MAD)
         new_var = max(1.0, sd * sd) * long_run_factor(rho)
         converged = found == breaks
         breaks = found
         if converged or new_var <= lr_var * 1.1:
             break
         lr_var = new_var
-    return Segmentation(merge_weakest(z, sorted({*breaks, *steps})), sigma, rho)
+    return sorted({*breaks, *steps}), rho
 
 
 def _line_residuals(x: FloatArray, breaks: list[int]) -> FloatArray:

@@ -1,15 +1,16 @@
 """Confirmation of candidate change points: a local test, applied bottom-up with a heap.
 
 **The test.** A candidate ``tau`` between its neighbours ``a`` and ``b`` is judged on
-``x[a:b]`` alone. Null: the stretch is one *smooth* curve, a quadratic in time, so a gently
-curving series (growth, saturation, decay) cut into pieces is explained without a change.
-Alternative: the same quadratic plus a jump at ``tau`` plus a change of slope at ``tau``
-(a hinge ``(t - tau)+``). The F statistic of these two extra terms is divided by the AR(1)
-long-run variance factor of the alternative's residuals (dependent noise carries less
-information per point) and referred to F(2, m - 5). Because the search chose ``tau`` as the
-best of up to ``n`` positions, the test is Bonferroni-corrected over them: a change is kept
-when ``p <= alpha / n``. A crash on a trend is a jump plus a slope change, which the
-quadratic cannot absorb; a smooth curve has neither.
+``x[a:b]`` alone. Null: the stretch is one *smooth* curve, a polynomial in time of degree 1
+or 2 (whichever BIC prefers), so a gently curving series (growth, saturation, decay) cut
+into pieces is explained without a change. Alternative: the same curve plus a jump at
+``tau`` plus a change of slope at ``tau`` (a hinge ``(t - tau)+``). The F statistic of these
+two extra terms is divided by the AR(1) long-run variance factor of the alternative's
+residuals (dependent noise carries less information per point) and referred to
+F(2, dof). Because the search chose ``tau`` as the best of the window's positions, the
+p-value is Bonferroni-corrected over them (times ``b - a``); a change is kept when that is
+``<= alpha``. A crash on a trend is a jump plus a slope change, which a smooth curve cannot
+absorb; a smooth curve has neither.
 
 **The order.** Candidates are merged bottom-up: the weakest (largest p) is removed, the
 two segments around it become one, and only its two neighbours are re-tested, since only
@@ -29,21 +30,22 @@ from pipeline.analysis.changepoints.noise import lag1_rho, long_run_factor
 
 FloatArray = NDArray[np.float64]
 
-ALPHA = 0.01  # family-wise false-alarm level of a confirmed change in a stretch of noise
+ALPHA = 0.01  # false-alarm level of one confirmed change, over its window's positions
+MAX_DEGREE = 2  # the null's smooth curve: a polynomial in time of degree 1 to this
 _EXTRA_TERMS = 2  # jump and slope change
-_ALT_TERMS = 5  # quadratic (3) + jump + slope change
 
 
 def step_pvalue(x: FloatArray, a: int, tau: int, b: int) -> float:
-    """p-value of a jump or slope change at ``tau`` beyond a quadratic through ``x[a:b]``."""
+    """p-value of a jump or slope change at ``tau`` beyond a smooth curve through ``x[a:b]``."""
     y = x[a:b]
     m = y.size
-    dof = m - _ALT_TERMS
-    if dof < 2:
-        return 1.0
     t = (np.arange(m, dtype=np.float64) - (tau - a)) / m
     after = (t >= 0).astype(np.float64)
-    null = np.column_stack([np.ones(m), t, t * t])
+    degree = _smooth_degree(t, y)
+    dof = m - (degree + 1 + _EXTRA_TERMS)
+    if dof < 2:
+        return 1.0
+    null = np.vander(t, degree + 1, increasing=True)
     alt = np.column_stack([null, after, t * after])
     rss0 = _rss(null, y)[0]
     rss1, resid = _rss(alt, y)
@@ -56,20 +58,36 @@ def step_pvalue(x: FloatArray, a: int, tau: int, b: int) -> float:
     return float(stats.f.sf(f, _EXTRA_TERMS, dof))
 
 
+def _smooth_degree(t: FloatArray, y: FloatArray) -> int:
+    """Degree of the polynomial (1 to MAX_DEGREE) that BIC prefers for ``y`` with no change."""
+    m = y.size
+    best, best_bic = 1, np.inf
+    for degree in range(1, MAX_DEGREE + 1):
+        if m - (degree + 1 + _EXTRA_TERMS) < 2:
+            break
+        rss = _rss(np.vander(t, degree + 1, increasing=True), y)[0]
+        bic = m * np.log(max(rss, 1e-300) / m) + (degree + 1) * np.log(m)
+        if bic < best_bic:
+            best, best_bic = degree, bic
+    return best
+
+
 def _rss(design: FloatArray, y: FloatArray) -> tuple[float, FloatArray]:
     coef, *_ = np.linalg.lstsq(design, y, rcond=None)
     resid = y - design @ coef
     return float(resid @ resid), resid
 
 
-def merge_weakest(x: FloatArray, candidates: list[int], alpha: float = ALPHA) -> list[int]:
-    """Candidates that survive bottom-up merging at family-wise level ``alpha``."""
+def merge_weakest(
+    x: FloatArray, candidates: list[int], alpha: float = ALPHA, fixed: tuple[int, ...] = ()
+) -> list[int]:
+    """Candidates that survive bottom-up merging at family-wise level ``alpha``. ``fixed``
+    edges (e.g. spread changes) bound the test windows but are neither tested nor returned."""
     n = x.size
-    cands = sorted(set(candidates))
+    cands = sorted(set(candidates) - set(fixed))
     if not cands:
         return []
-    threshold = alpha / max(n, 1)
-    edges = [0, *cands, n]
+    edges = sorted({0, *cands, *fixed, n})
     k = len(edges)
     prev = list(range(-1, k - 1))
     nxt = list(range(1, k + 1))
@@ -79,21 +97,24 @@ def merge_weakest(x: FloatArray, candidates: list[int], alpha: float = ALPHA) ->
 
     def push(i: int) -> None:
         version[i] += 1
-        p = step_pvalue(x, edges[prev[i]], edges[i], edges[nxt[i]])
+        a, b = edges[prev[i]], edges[nxt[i]]
+        # Bonferroni over the positions of the window, where the search picked the best.
+        p = min(1.0, step_pvalue(x, a, edges[i], b) * (b - a))
         heapq.heappush(heap, (-p, i, version[i]))
 
-    for i in range(1, k - 1):
+    testable = [i for i in range(1, k - 1) if edges[i] not in fixed]
+    for i in testable:
         push(i)
     while heap:
         neg_p, i, ver = heapq.heappop(heap)
         if not alive[i] or ver != version[i]:
             continue
-        if -neg_p <= threshold:
+        if -neg_p <= alpha:
             break  # the weakest remaining change is significant, so all are
         alive[i] = False
         left, right = prev[i], nxt[i]
         nxt[left], prev[right] = right, left
         for j in (left, right):
-            if 0 < j < k - 1:
+            if 0 < j < k - 1 and edges[j] not in fixed:
                 push(j)
-    return [edges[i] for i in range(1, k - 1) if alive[i]]
+    return [edges[i] for i in testable if alive[i]]
