@@ -74,8 +74,8 @@ def load_detect(path: str | None) -> Detector:
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up there
     spec.loader.exec_module(module)
-    detect: Detector = module.detect
-    return detect
+    loaded: Detector = module.detect
+    return loaded
 
 
 def score(detector: Detector, series: list[Series]) -> tuple[list[float], list[float], float]:
