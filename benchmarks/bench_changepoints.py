@@ -3,7 +3,8 @@
 Development set (``changepoint_devset``): constructed series of 13 kinds, 4 seeds each
 (smooth curves with and without a level break, kinks, random walks, crashes on a trend,
 spread changes, growing spread, cycles with and without a step, steps in Gaussian, short,
-AR(1) and t3 noise), plus the 75 TSSB series shortened to <= 500 points.
+AR(1) and t3 noise), plus the 75 TSSB series shortened to <= 500 points. A few real
+series with documented historical breaks (``historical.json``) are scored apart, each shown.
 
 Detectors, each given the raw values:
 
@@ -39,7 +40,7 @@ import ruptures as rpt
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.changepoint_devset import Series, development_set
+from benchmarks.changepoint_devset import Series, development_set, historical
 from benchmarks.changepoint_scores import covering, f_measure
 
 Detector = Callable[[np.ndarray], list[int]]
@@ -119,6 +120,20 @@ def main() -> None:
     print(f"CPU time of detect() / binary segmentation: {ratio:.2f} (goal <= 2)")
     if args.by_kind:
         _print_by_kind(series, results)
+    _print_historical(detectors)
+
+
+def _print_historical(detectors: dict[str, Detector]) -> None:
+    """The real annotated series, apart: too few to average, so each is shown."""
+    series = historical()
+    print(f"\nHistorical series with documented breaks ({len(series)}; not in the averages)")
+    for s in series:
+        print(f"  {s.name} (n={s.values.size}, annotated {s.cps})")
+        for name, det in detectors.items():
+            found = det(s.values)
+            f1 = f_measure([s.cps], found)
+            cover = covering([s.cps], found, s.values.size)
+            print(f"    {name:<20} F1 {f1:5.3f} cover {cover:5.3f}  found {found}")
 
 
 def _print_by_kind(

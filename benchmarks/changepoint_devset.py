@@ -4,7 +4,8 @@ Constructed series are labelled by construction: a change point is where the gen
 level, slope or noise scale jumps (the first index of the new regime); smooth curves,
 random walks, cycles and slowly growing noise have none. Seeds are fixed, so every run
 builds the same series. The public part is ``tests/data/changepoints/tssb_shortened.json``
-(see the README there).
+(see the README there). ``historical()`` gives a few real series with documented breaks
+(``historical.json``), kept out of the development set's averages.
 """
 
 from __future__ import annotations
@@ -172,3 +173,13 @@ def tssb() -> Iterator[Series]:
 
 def development_set() -> list[Series]:
     return [*constructed(), *tssb()]
+
+
+def historical() -> list[Series]:
+    """Real series with documented historical breaks, annotated by us (sources in the
+    README beside the data); scored apart from the development set."""
+    data = json.loads((DATA / "historical.json").read_text())
+    return [
+        Series(f"historical/{name}", "historical", np.asarray(v["values"], dtype=float), v["cps"])
+        for name, v in data.items()
+    ]
