@@ -19,7 +19,8 @@ def _near(found: list[int], truth: list[int], margin: int = 5) -> bool:
 @pytest.mark.xfail(
     strict=True,
     reason="open: a long S-curve or exponential is not a quadratic over the merged window; "
-    "one break survives (the old detect() gave the same failure)",
+    "one break survives (the old detect() gave the same failure). A cubic-spline null "
+    "(0-3 knots, BIC) fixes it but absorbs real kinks and crashes (development F1 -0.01)",
 )
 @pytest.mark.parametrize("seed", range(3))
 def test_smooth_curves_have_no_change_points(seed: int) -> None:
@@ -34,8 +35,9 @@ def test_smooth_curves_have_no_change_points(seed: int) -> None:
 
 @pytest.mark.xfail(
     strict=True,
-    reason="open: both changes are found now, but two false breaks are added inside the "
-    "noisy regime",
+    reason="open: both changes are found now, but two false breaks (414, 432) are added "
+    "inside the noisy regime: a pair bounding a short sloped stretch, each tested with the "
+    "other as its window's edge, so neither test pays for the other's selection",
 )
 def test_a_level_shift_is_kept_beside_a_spread_change() -> None:
     rng = np.random.default_rng(21)
