@@ -25,9 +25,7 @@ change: growth, saturation and decay are each one segment unless they break.
    (a line or a quadratic, chosen by BIC) through its two neighbouring segments by a jump
    or a slope change: F test deflated for AR(1) dependence, Bonferroni-corrected over the
    window's positions at 1 %. The weakest candidate is merged first and only its
-   neighbours are re-tested (a heap): O(k log k) tests. Two neighbouring candidates
-   must also be significant jointly, or the weaker one goes (a chance pair bounding a
-   short stretch would otherwise vouch for each other). On a smooth trend with no break
+   neighbours are re-tested (a heap): O(k log k) tests. On a smooth trend with no break
    the candidates fail this test, so none is reported.
 4. **Spread changes** (``spread.spread_breaks``) are searched on second differences, which
    no trend can inflate. Then each spread regime is standardised by its own noise scale
