@@ -33,14 +33,6 @@ def test_smooth_curves_have_no_change_points(seed: int) -> None:
     assert detect(exponential) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open: both changes are found now, but two false breaks (414, 432) are added "
-    "inside the noisy regime: a pair bounding a short sloped stretch, each tested with the "
-    "other as its window's edge, so neither test pays for the other's selection. A joint "
-    "test of neighbours (weaker one merged unless both are significant together) fixes it "
-    "with the development set unchanged, but cost an onset in bench_analysis_accuracy",
-)
 def test_a_level_shift_is_kept_beside_a_spread_change() -> None:
     rng = np.random.default_rng(21)
     noise = np.r_[rng.normal(0, 1, 250), rng.normal(0, 4, 250)]

@@ -30,7 +30,9 @@ change: growth, saturation and decay are each one segment unless they break.
 4. **Spread changes** (``spread.spread_breaks``) are searched on second differences, which
    no trend can inflate. Then each spread regime is standardised by its own noise scale
    and searched again; its candidates are *added* to those of the whole series (never
-   replacing them) and all are confirmed together, the spread changes being fixed edges.
+   replacing them) and all are confirmed together, the spread changes being fixed edges;
+   two neighbouring pooled candidates must then also be significant jointly, or the
+   weaker one goes (a chance pair bounding a short stretch would vouch for itself).
 
 Assumptions: changes are abrupt in level or slope; a smooth curve is locally quadratic
 over the span between neighbouring changes; the noise is stationary between changes.
@@ -117,7 +119,7 @@ def _with_spread_regimes(x: FloatArray, level: list[int], spread: list[int]) -> 
         scale = sigma if sigma > 0 and np.isfinite(sigma) else 1.0
         z[a:b] = winsorize((x[a:b] - np.median(x[a:b])) / scale, 1.0)
         cands |= {a + k for k in _candidates(z[a:b], _min_size(b - a))[0]}
-    return merge_weakest(z, sorted(cands), fixed=tuple(spread))
+    return merge_weakest(z, sorted(cands), fixed=tuple(spread), pooled=True)
 
 
 def _min_size(n: int) -> int:
