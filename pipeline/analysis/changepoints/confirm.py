@@ -147,7 +147,8 @@ def merge_weakest(
         p = single_p(i)
         # Two neighbouring candidates bound a stretch and each is tested with the other as
         # its window's edge: unless the two are significant jointly, the weaker one goes.
-        for j in (prev[i], nxt[i]) if pooled else ():
+        # Only a change that would survive on its own needs its neighbour's support tested.
+        for j in (prev[i], nxt[i]) if pooled and p <= alpha else ():
             if testable_at(j) and p >= single_p(j):
                 p = max(p, pair_p(min(i, j), max(i, j)))
         heapq.heappush(heap, (-p, i, version[i]))
