@@ -1,0 +1,158 @@
+"""detect() against textbook change-point defaults on the development set.
+
+Development set (``changepoint_devset``): constructed series of 13 kinds, 4 seeds each
+(smooth curves with and without a level break, kinks, random walks, crashes on a trend,
+spread changes, growing spread, cycles with and without a step, steps in Gaussian, short,
+AR(1) and t3 noise), plus the 75 TSSB series shortened to <= 500 points. A few real
+series with documented historical breaks (``historical.json``) are scored apart, each shown.
+
+Detectors, each given the raw values:
+
+* ``detect()`` (``pipeline.analysis.changepoints``; ``--detect-from FILE`` scores the
+  ``detect`` of another file instead, e.g. the previous version);
+* ruptures ``Binseg(model="l2", min_size=2, jump=1)`` and ``Pelt`` (same arguments), with
+  ``pen = 3 ln T`` on the series standardised by its own noise scale: minus the median,
+  divided by ``MAD(diff(x)) / (0.6745 * sqrt(2))`` (the usual difference-based noise
+  estimate; the standard deviation if that MAD is 0);
+* no change points at all.
+
+Scores (``changepoint_scores``, TCPDBench definitions): F1 with a +-5 point margin and
+segmentation cover, averaged over series; CPU time is ``time.process_time`` summed over
+series. The goal: detect() ahead of both references on F1 and cover, at no more than 2x
+binary segmentation's CPU time.
+
+Run: .venv/bin/python benchmarks/bench_changepoints.py [--by-kind] [--detect-from FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import statistics
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import ruptures as rpt
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.changepoint_devset import Series, development_set, historical
+from benchmarks.changepoint_scores import covering, f_measure
+
+Detector = Callable[[np.ndarray], list[int]]
+
+
+def standardised(values: np.ndarray) -> np.ndarray:
+    """The series minus its median, in units of its difference-based noise scale."""
+    x = values[np.isfinite(values)]
+    mad = float(np.median(np.abs(np.diff(x) - np.median(np.diff(x)))))
+    scale = mad / (0.6744897501960817 * np.sqrt(2.0)) if mad > 0 else float(np.std(x))
+    return (x - np.median(x)) / (scale if scale > 0 else 1.0)
+
+
+def ruptures_detector(algo: type[rpt.Binseg] | type[rpt.Pelt]) -> Detector:
+    def run(values: np.ndarray) -> list[int]:
+        z = standardised(values)
+        if z.size < 4:
+            return []
+        fitted = algo(model="l2", min_size=2, jump=1).fit(z)
+        return [int(b) for b in fitted.predict(pen=3.0 * np.log(z.size))[:-1]]
+
+    return run
+
+
+def load_detect(path: str | None) -> Detector:
+    if path is None:
+        from pipeline.analysis.changepoints import detect
+
+        return detect
+    spec = importlib.util.spec_from_file_location("detect_under_test", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    loaded: Detector = module.detect
+    return loaded
+
+
+def score(detector: Detector, series: list[Series]) -> tuple[list[float], list[float], float]:
+    f1s, covers, cpu = [], [], 0.0
+    for s in series:
+        t0 = time.process_time()
+        found = detector(s.values)
+        cpu += time.process_time() - t0
+        f1s.append(f_measure([s.cps], found))
+        covers.append(covering([s.cps], found, s.values.size))
+    return f1s, covers, cpu
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--by-kind", action="store_true", help="F1 and cover per kind too")
+    parser.add_argument("--detect-from", help="score the detect() defined in this file")
+    args = parser.parse_args()
+    series = development_set()
+    detectors: dict[str, Detector] = {
+        "detect()": load_detect(args.detect_from),
+        "binseg l2, 3 ln T": ruptures_detector(rpt.Binseg),
+        "pelt l2, 3 ln T": ruptures_detector(rpt.Pelt),
+        "no change points": lambda values: [],
+    }
+    results = {name: score(det, series) for name, det in detectors.items()}
+    groups = {"constructed": [s.kind != "tssb" for s in series], "tssb": []}
+    groups["tssb"] = [s.kind == "tssb" for s in series]
+    print(f"{len(series)} series ({sum(groups['constructed'])} constructed, "
+          f"{sum(groups['tssb'])} TSSB)")  # fmt: skip
+    print(f"{'detector':<20} {'F1':>6} {'cover':>6} | {'F1 con':>6} {'cov con':>7} | "
+          f"{'F1 tssb':>7} {'cov tssb':>8} | {'CPU s':>7}")  # fmt: skip
+    for name, (f1s, covers, cpu) in results.items():
+        parts = [f"{name:<20} {statistics.mean(f1s):6.3f} {statistics.mean(covers):6.3f}"]
+        for mask in groups.values():
+            f = statistics.mean(v for v, m in zip(f1s, mask, strict=True) if m)
+            c = statistics.mean(v for v, m in zip(covers, mask, strict=True) if m)
+            parts.append(f"{f:6.3f} {c:7.3f}" if len(parts) == 1 else f"{f:7.3f} {c:8.3f}")
+        print(" | ".join(parts) + f" | {cpu:7.2f}")
+    ratio = results["detect()"][2] / max(results["binseg l2, 3 ln T"][2], 1e-9)
+    print(f"CPU time of detect() / binary segmentation: {ratio:.2f} (goal <= 2)")
+    if args.by_kind:
+        _print_by_kind(series, results)
+    _print_historical(detectors)
+
+
+def _print_historical(detectors: dict[str, Detector]) -> None:
+    """The real annotated series, apart: too few to average, so each is shown."""
+    series = historical()
+    print(f"\nHistorical series with documented breaks ({len(series)}; not in the averages)")
+    for s in series:
+        print(f"  {s.name} (n={s.values.size}, annotated {s.cps})")
+        for name, det in detectors.items():
+            found = det(s.values)
+            f1 = f_measure([s.cps], found)
+            cover = covering([s.cps], found, s.values.size)
+            print(f"    {name:<20} F1 {f1:5.3f} cover {cover:5.3f}  found {found}")
+
+
+def _print_by_kind(
+    series: list[Series], results: dict[str, tuple[list[float], list[float], float]]
+) -> None:
+    kinds: dict[str, list[int]] = defaultdict(list)
+    for i, s in enumerate(series):
+        kinds[s.kind].append(i)
+    names = list(results)
+    print("\nF1 / cover by kind: " + ", ".join(names))
+    for kind, idx in kinds.items():
+        cells = []
+        for name in names:
+            f1s, covers, _ = results[name]
+            f = statistics.mean(f1s[i] for i in idx)
+            c = statistics.mean(covers[i] for i in idx)
+            cells.append(f"{f:.2f}/{c:.2f}")
+        print(f"  {kind:<15} " + "  ".join(f"{c:>10}" for c in cells))
+
+
+if __name__ == "__main__":
+    main()

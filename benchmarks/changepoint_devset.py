@@ -1,0 +1,185 @@
+"""The change-point development set: constructed series with known breaks, plus TSSB.
+
+Constructed series are labelled by construction: a change point is where the generating
+level, slope or noise scale jumps (the first index of the new regime); smooth curves,
+random walks, cycles and slowly growing noise have none. Seeds are fixed, so every run
+builds the same series. The public part is ``tests/data/changepoints/tssb_shortened.json``
+(see the README there). ``historical()`` gives a few real series with documented breaks
+(``historical.json``), kept out of the development set's averages.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from numpy.typing import NDArray
+
+DATA = Path(__file__).resolve().parent.parent / "tests/data/changepoints"
+SEEDS_PER_KIND = 4
+
+Rng = np.random.Generator
+FloatArray = NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class Series:
+    name: str
+    kind: str
+    values: FloatArray
+    cps: list[int]
+
+
+def _noise(rng: Rng, n: int, sd: float, tail: str = "normal", rho: float = 0.0) -> FloatArray:
+    e = rng.standard_t(3, n) / np.sqrt(3.0) if tail == "t3" else rng.normal(size=n)
+    if rho:
+        for i in range(1, n):
+            e[i] += rho * e[i - 1]
+        e *= np.sqrt(1 - rho * rho)
+    return sd * e
+
+
+def _smooth(rng: Rng, n: int) -> FloatArray:
+    """An exponential, logistic or polynomial curve on [0, 1], rescaled to a range of 10."""
+    t = np.linspace(0.0, 1.0, n)
+    shape = int(rng.integers(3))
+    if shape == 0:
+        y = np.exp(rng.uniform(1.0, 4.0) * t)
+    elif shape == 1:
+        y = 1.0 / (1.0 + np.exp(-rng.uniform(6.0, 14.0) * (t - rng.uniform(0.3, 0.7))))
+    else:
+        y = np.polyval(rng.normal(size=4), t)
+    return 10.0 * (y - y.min()) / max(float(np.ptp(y)), 1e-12)
+
+
+def _at(rng: Rng, n: int, k: int) -> list[int]:
+    """k sorted change points at least n // (k + 2) apart and from the ends."""
+    gap = n // (k + 2)
+    while True:
+        cps = sorted(int(c) for c in rng.integers(gap, n - gap, size=k))
+        if all(b - a >= gap for a, b in itertools.pairwise(cps)):
+            return cps
+
+
+def smooth_no_break(rng: Rng, n: int) -> tuple[FloatArray, list[int]]:
+    return _smooth(rng, n) + _noise(rng, n, rng.uniform(0.1, 1.0)), []
+
+
+def smooth_level_break(rng: Rng, n: int) -> tuple[FloatArray, list[int]]:
+    (c,) = _at(rng, n, 1)
+    sd = rng.uniform(0.1, 0.8)
+    jump = rng.choice([-1, 1]) * rng.uniform(4.0, 8.0) * sd
+    return _smooth(rng, n) + jump * (np.arange(n) >= c) + _noise(rng, n, sd), [c]
+
+
+def slope_break(rng: Rng, n: int) -> tuple[FloatArray, list[int]]:
+    """A continuous line whose slope changes (a kink), possibly twice."""
+    cps = _at(rng, n, int(rng.integers(1, 3)))
+    t = np.arange(n, dtype=np.float64)
+    slopes = rng.normal(0, 1, len(cps) + 1)
+    slopes[1:] = slopes[:-1] + rng.choice([-1, 1], len(cps)) * rng.uniform(1.5, 3.0, len(cps))
+    y = slopes[0] * t
+    for c, s0, s1 in zip(cps, slopes, slopes[1:], strict=False):
+        y += (s1 - s0) * np.maximum(t - c, 0.0)
+    y *= 10.0 / n
+    return y + _noise(rng, n, rng.uniform(0.1, 0.4)), cps
+
+
+def random_walk(rng: Rng, n: int) -> tuple[FloatArray, list[int]]:
+    return np.cumsum(rng.normal(rng.uniform(-0.05, 0.05), 1.0, n)), []
+
+
+def crash_on_trend(rng: Rng, n: int) -> tuple[FloatArray, list[int]]:
+    """A rising price that falls 25-50 % within 1-4 points, then rises again."""
+    (c,) = _at(rng, n, 1)
+    t = np.arange(n, dtype=np.float64)
+    level = 100.0 * np.exp(rng.uniform(0.5, 1.5) * t / n)
+    width = int(rng.integers(1, 5))
+    fall = np.clip((t - c + 1) / width, 0.0, 1.0) * rng.uniform(0.25, 0.5)
+    log_y = np.log(level) + np.log1p(-fall) + np.cumsum(rng.normal(0, 0.01, n))
+    return np.exp(log_y), [c]
+
+
+def spread_change(rng: Rng, n: int) -> tuple[FloatArray, list[int]]:
+    (c,) = _at(rng, n, 1)
+    ratio = rng.uniform(3.0, 5.0) ** rng.choice([-1, 1])
+    sd = np.where(np.arange(n) < c, 1.0, ratio)
+    return 5.0 + sd * rng.normal(size=n), [c]
+
+
+def growing_spread(rng: Rng, n: int) -> tuple[FloatArray, list[int]]:
+    """Noise that grows with a rising level (multiplicative): heteroscedastic, no break."""
+    level = np.exp(np.linspace(0.0, rng.uniform(1.0, 2.5), n))
+    return level * (1.0 + rng.uniform(0.03, 0.1) * rng.normal(size=n)), []
+
+
+def seasonal(rng: Rng, n: int, with_break: bool) -> tuple[FloatArray, list[int]]:
+    period = int(rng.choice([7, 12, 24]))
+    phase = np.arange(n) % period
+    profile = rng.normal(0, 1.0, period) * rng.uniform(1.5, 3.0)
+    y = profile[phase] + _noise(rng, n, 0.5)
+    if not with_break:
+        return y, []
+    (c,) = _at(rng, n, 1)
+    return y + rng.choice([-1, 1]) * rng.uniform(1.5, 3.0) * (np.arange(n) >= c), [c]
+
+
+def steps(rng: Rng, n: int, tail: str = "normal", rho: float = 0.0) -> tuple[FloatArray, list[int]]:
+    """Piecewise constant levels, 0-3 changes of 2-5 noise sd."""
+    cps = _at(rng, n, int(rng.integers(0, 4))) if n >= 40 else _at(rng, n, int(rng.integers(2)))
+    shifts = rng.choice([-1, 1], len(cps)) * rng.uniform(2.0, 5.0, len(cps))
+    level = np.zeros(n)
+    for c, s in zip(cps, shifts, strict=False):
+        level[c:] += s
+    return level + _noise(rng, n, 1.0, tail, rho), cps
+
+
+Maker = Callable[[Rng, int], tuple[FloatArray, list[int]]]
+
+KINDS: dict[str, tuple[Maker, tuple[int, int]]] = {
+    "smooth": (smooth_no_break, (40, 400)),
+    "smooth+level": (smooth_level_break, (40, 400)),
+    "kink": (slope_break, (40, 400)),
+    "random-walk": (random_walk, (60, 500)),
+    "crash": (crash_on_trend, (60, 500)),
+    "spread": (spread_change, (100, 500)),
+    "growing-spread": (growing_spread, (100, 500)),
+    "seasonal": (lambda r, n: seasonal(r, n, False), (96, 400)),
+    "seasonal+step": (lambda r, n: seasonal(r, n, True), (96, 400)),
+    "steps": (steps, (100, 600)),
+    "steps-short": (steps, (15, 60)),
+    "steps-ar1": (lambda r, n: steps(r, n, rho=0.5), (100, 600)),
+    "steps-t3": (lambda r, n: steps(r, n, tail="t3"), (100, 600)),
+}
+
+
+def constructed(seeds: int = SEEDS_PER_KIND) -> Iterator[Series]:
+    for k, (kind, (make, (lo, hi))) in enumerate(KINDS.items()):
+        for s in range(seeds):
+            rng = np.random.default_rng(1000 * k + s)
+            values, cps = make(rng, int(rng.integers(lo, hi + 1)))
+            yield Series(f"{kind}/{s}", kind, values, cps)
+
+
+def tssb() -> Iterator[Series]:
+    data = json.loads((DATA / "tssb_shortened.json").read_text())
+    for name, item in data.items():
+        yield Series(f"tssb/{name}", "tssb", np.asarray(item["values"], dtype=float), item["cps"])
+
+
+def development_set() -> list[Series]:
+    return [*constructed(), *tssb()]
+
+
+def historical() -> list[Series]:
+    """Real series with documented historical breaks, annotated by us (sources in the
+    README beside the data); scored apart from the development set."""
+    data = json.loads((DATA / "historical.json").read_text())
+    return [
+        Series(f"historical/{name}", "historical", np.asarray(v["values"], dtype=float), v["cps"])
+        for name, v in data.items()
+    ]

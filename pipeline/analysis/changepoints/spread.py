@@ -1,0 +1,69 @@
+"""Changes in spread (noise variance), found on second differences.
+
+Second differences ``x[t] - 2 x[t+1] + x[t+2]`` are blind to any level and to any straight
+line, and nearly blind to a smooth curve (they see its curvature, which is small next to
+the noise), so a growing trend cannot pass for growing noise. Their log squares turn a
+variance ratio into a mean shift, searched by binary segmentation; each candidate is then
+confirmed by a rank Brown-Forsythe test (Mann-Whitney on absolute second differences) and
+must change the spread by a factor of at least 1.6.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy import stats
+
+from pipeline.analysis.changepoints.confirm import ALPHA
+from pipeline.analysis.changepoints.noise import robust_scale, winsorize
+from pipeline.analysis.changepoints.search import binseg_mean
+
+FloatArray = NDArray[np.float64]
+
+MIN_SPREAD_RATIO = 1.6  # smallest change in spread worth reporting
+_MIN_POINTS = 40
+# log(chi2_1) has variance pi^2/2; neighbouring second differences share points, which
+# leaves their log squares mildly correlated (the extra 1.5).
+_LOG_CHI2_VAR = np.pi**2 / 2.0 * 1.5
+_PENALTY_PER_LOG_N = 3.0
+
+
+def spread_breaks(x: FloatArray, level_breaks: list[int], min_size: int) -> list[int]:
+    """Starts of new spread regimes in ``x``, away from the given level/slope changes."""
+    n = x.size
+    if n < _MIN_POINTS:
+        return []
+    d2 = x[:-2] - 2.0 * x[1:-1] + x[2:]
+    typical = float(np.median(np.abs(d2)))
+    if typical <= 0:
+        return []
+    # A jump or kink at b shows as large second differences at b-2 and b-1: not noise.
+    for b in level_breaks:
+        d2[max(b - 2, 0) : b] = typical
+    z = np.log(d2 * d2 + (0.05 * typical) ** 2)
+    zw = winsorize(z, robust_scale(z))
+    seg_min = max(min_size, 10)
+    penalty = _PENALTY_PER_LOG_N * float(np.log(n)) * _LOG_CHI2_VAR
+    cands = [b + 1 for b in binseg_mean(zw, penalty, seg_min)]
+    edges = sorted({0, n - 2, *cands})
+    out: list[int] = []
+    for lo, c, hi in zip(edges, edges[1:], edges[2:], strict=False):
+        if any(abs(c - b) <= min_size for b in level_breaks):
+            continue
+        left, right = np.abs(d2[lo : c - 1]), np.abs(d2[c - 1 : hi])
+        if left.size < seg_min // 2 or right.size < seg_min // 2:
+            continue
+        ratio = float(np.median(right) / max(float(np.median(left)), 1e-300))
+        if 1.0 / MIN_SPREAD_RATIO < ratio < MIN_SPREAD_RATIO:
+            continue
+        p = float(stats.mannwhitneyu(left, right, method="asymptotic").pvalue)
+        if np.isfinite(p) and p <= ALPHA / max(len(cands), 1):
+            out.append(c)
+    return out
+
+
+def regimes(n: int, breaks: list[int]) -> list[tuple[int, int]]:
+    """``[start, end)`` of the stretches between ``breaks``."""
+    return list(itertools.pairwise([0, *breaks, n]))

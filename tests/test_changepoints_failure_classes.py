@@ -1,0 +1,85 @@
+"""detect() on the failure classes of issue #19, each on a seeded constructed series:
+smooth curves, spread changes beside level changes, a crash on a trend, a trend inside a
+spread regime, and the cost of confirmation (counted, not timed)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pipeline.analysis.changepoints import confirm, detect
+
+
+def _near(found: list[int], truth: list[int], margin: int = 5) -> bool:
+    return len(found) == len(truth) and all(
+        abs(f - t) <= margin for f, t in zip(found, truth, strict=True)
+    )
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="open: a long S-curve or exponential is not a quadratic over the merged window; "
+    "one break survives (the old detect() gave the same failure). A cubic-spline null "
+    "(0-3 knots, BIC) fixes it but absorbs real kinks and crashes (development F1 -0.01)",
+)
+@pytest.mark.parametrize("seed", range(3))
+def test_smooth_curves_have_no_change_points(seed: int) -> None:
+    """Growth that saturates (logistic) and growth that accelerates (exponential)."""
+    rng = np.random.default_rng(seed)
+    t = np.linspace(0.0, 1.0, 300)
+    logistic = 10.0 / (1.0 + np.exp(-10.0 * (t - 0.5))) + rng.normal(0, 0.3, t.size)
+    exponential = np.exp(3.0 * t) + rng.normal(0, 0.3, t.size)
+    assert detect(logistic) == []
+    assert detect(exponential) == []
+
+
+def test_a_level_shift_is_kept_beside_a_spread_change() -> None:
+    rng = np.random.default_rng(21)
+    noise = np.r_[rng.normal(0, 1, 250), rng.normal(0, 4, 250)]
+    level = np.r_[np.zeros(120), np.full(380, 4.0)]
+    assert _near(detect(level + noise), [120, 250], margin=8)
+
+
+@pytest.mark.parametrize("seed", [0, 2])
+def test_a_crash_on_a_rising_price_is_found(seed: int) -> None:
+    rng = np.random.default_rng(30 + seed)
+    n, crash = 400, 260
+    t = np.arange(n)
+    fall = np.clip((t - crash + 1) / 3.0, 0.0, 1.0) * 0.35  # -35 % over three days
+    log_price = 1.2 * t / n + np.log1p(-fall) + np.cumsum(rng.normal(0, 0.01, n))
+    assert _near(detect(100.0 * np.exp(log_price)), [crash])
+
+
+def test_a_trend_in_a_noisy_regime_is_not_cut_into_steps() -> None:
+    rng = np.random.default_rng(40)
+    t = np.arange(600)
+    x = 0.02 * t + np.r_[rng.normal(0, 0.5, 300), rng.normal(0, 2.0, 300)]
+    assert _near(detect(x), [300], margin=10)
+
+
+def test_a_slope_change_is_a_change_point() -> None:
+    rng = np.random.default_rng(50)
+    t = np.arange(300, dtype=float)
+    x = 0.01 * t + 0.05 * np.maximum(t - 180, 0.0) + rng.normal(0, 0.3, t.size)
+    assert _near(detect(x), [180], margin=8)
+
+
+def test_confirmation_tests_each_candidate_a_bounded_number_of_times(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Bottom-up merging re-tests only the neighbours of a merged candidate: at most
+    3 tests per candidate, not one per remaining candidate per round."""
+    calls = 0
+    original = confirm.step_pvalue
+
+    def counted(x: np.ndarray, a: int, tau: int, b: int) -> float:
+        nonlocal calls
+        calls += 1
+        return original(x, a, tau, b)
+
+    monkeypatch.setattr(confirm, "step_pvalue", counted)
+    rng = np.random.default_rng(60)
+    x = np.cumsum(rng.normal(size=2000))  # a random walk: many candidates, all rejected
+    candidates = list(range(20, 2000, 20))
+    assert confirm.merge_weakest(x / x.std(), candidates) == []
+    assert calls <= 3 * len(candidates)
