@@ -8,6 +8,7 @@ a send on a pooled connection the server had already closed (see ``adapters.http
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import re
 import secrets
@@ -31,7 +32,7 @@ from probes.sizing import MIN_CHARS, CharsPerToken, overflow_prompt_tokens
 from probes.tasks import FAMILIES, Item, TaskFamily
 from probes.tokenize import count_tokens
 
-__all__ = ["build_item", "outcome_class", "run_probe"]
+__all__ = ["build_item", "draw_seed", "outcome_class", "run_probe"]
 
 _SIZING_ROUNDS = 3  # tokenize, rebuild; the second round is almost always within tolerance
 _SIZING_TOLERANCE = 0.02
@@ -148,6 +149,16 @@ def _first(codes: tuple[str, ...]) -> str | None:
     return codes[0] if codes else None
 
 
+def draw_seed(probe: ProbeConfig) -> int:
+    """A fresh random item, or one of the probe's ``anchor_items`` fixed ones: their seeds
+    come from the probe's name, so every process and every week draws the same set."""
+    if probe.anchor_items <= 0:
+        return secrets.randbits(62)
+    k = secrets.randbelow(probe.anchor_items)
+    digest = hashlib.blake2b(f"{probe.name}\0{probe.task}\0{k}".encode(), digest_size=8)
+    return int.from_bytes(digest.digest(), "big") >> 2  # 62 bits, like a fresh seed
+
+
 async def run_probe(
     provider: ProviderConfig,
     probe: ProbeConfig,
@@ -170,7 +181,7 @@ async def run_probe(
         source=source,
         probe_site=probe_site,
     )
-    result.seed = seed if seed is not None else secrets.randbits(62)
+    result.seed = seed if seed is not None else draw_seed(probe)
     try:
         await _attempt(result, provider, probe, client, estimator, extra_headers or {})
     except asyncio.CancelledError:

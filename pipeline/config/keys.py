@@ -126,6 +126,13 @@ PROBE = {
         default=8_000_000,
         help="decoded bytes one answer may carry; more ends the probe as response_too_large",
     ),
+    "anchor_items": Key(
+        _INT,
+        "0 or an item count up to 100000",
+        default=0,
+        help="draw each item from this many fixed ones, so the same items recur across "
+        "weeks for paired tests; 0: a fresh item every run",
+    ),
 }
 
 BUDGET_LIMITS = {

@@ -73,6 +73,10 @@ class ProbeConfig:
     # Decoded bytes one answer may carry: far above any real answer, so a flood or a
     # decompression bomb ends as response_too_large instead of filling memory.
     max_response_bytes: int = 8_000_000
+    # Items drawn from this many fixed seeds (per probe name), so the same items recur in
+    # a baseline and a recent window and can be compared item by item (McNemar); 0 draws
+    # a fresh item every run. Fixed items are also items a provider could learn to spot.
+    anchor_items: int = 0
 
     @property
     def context_class(self) -> str:

@@ -190,6 +190,11 @@ def _probes(
                 f"{p}.max_response_bytes",
                 f"expected a byte count from 1000 to 1000000000, got {t['max_response_bytes']}",
             )
+        if not 0 <= t["anchor_items"] <= 100_000:
+            raise c.fail(
+                f"{p}.anchor_items",
+                f"expected 0 or an item count up to 100000, got {t['anchor_items']}",
+            )
         if not 0 <= t["temperature"] <= 2:
             raise c.fail(
                 f"{p}.temperature", f"expected a number from 0 to 2, got {t['temperature']}"
@@ -218,6 +223,7 @@ def _probes(
                 read_timeout_s=read_timeout_s,
                 stream=t["stream"],
                 max_response_bytes=t["max_response_bytes"],
+                anchor_items=t["anchor_items"],
             )
         )
     return tuple(out)

@@ -44,13 +44,20 @@ async def probe_n_async(
     probe: ProbeConfig,
     n: int = 1,
     *,
-    seed: int = 0,
+    seed: int | None = 0,
     estimator: CharsPerToken | None = None,
 ) -> list[ProbeResult]:
-    """``n`` probes one after another over one client (seeds ``seed``, ``seed + 1``...)."""
+    """``n`` probes one after another over one client (seeds ``seed``, ``seed + 1``...;
+    ``None``: each drawn as the daemon draws it)."""
     async with httpx.AsyncClient() as client:
         return [
-            await run_probe(provider, probe, client=client, seed=seed + i, estimator=estimator)
+            await run_probe(
+                provider,
+                probe,
+                client=client,
+                seed=None if seed is None else seed + i,
+                estimator=estimator,
+            )
             for i in range(n)
         ]
 
