@@ -14,6 +14,8 @@ nothing changes (it cannot prune).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -23,16 +25,29 @@ FloatArray = NDArray[np.float64]
 def binseg_linear(x: FloatArray, penalty: float, min_size: int) -> list[int]:
     """Binary segmentation with a line per segment: split while the best split lowers the
     residual sum of squares by more than ``penalty``."""
+
+    def best(a: int, b: int) -> tuple[int, float]:
+        split, gain = _best_linear_split(x[a:b], min_size)
+        return a + split, gain
+
+    return _binary_segmentation(x.size, best, penalty, min_size)
+
+
+def _binary_segmentation(
+    n: int, best_split: Callable[[int, int], tuple[int, float]], penalty: float, min_size: int
+) -> list[int]:
+    """Split ``[0, n)`` recursively at ``best_split(a, b)`` (position, cost saved) while
+    the saving exceeds ``penalty``; the sorted split positions."""
     breaks: list[int] = []
-    stack = [(0, x.size)]
+    stack = [(0, n)]
     while stack:
         a, b = stack.pop()
         if b - a < 2 * min_size:
             continue
-        split, gain = _best_linear_split(x[a:b], min_size)
+        split, gain = best_split(a, b)
         if gain > penalty:
-            breaks.append(a + split)
-            stack.extend([(a, a + split), (a + split, b)])
+            breaks.append(split)
+            stack.extend([(a, split), (split, b)])
     return sorted(breaks)
 
 
@@ -83,20 +98,13 @@ def binseg_mean(x: FloatArray, penalty: float, min_size: int) -> list[int]:
         seg = s1[b] - s1[a]
         return np.asarray((s2[b] - s2[a]) - seg * seg / (np.asarray(b) - np.asarray(a)))
 
-    breaks: list[int] = []
-    stack = [(0, x.size)]
-    while stack:
-        a, b = stack.pop()
-        if b - a < 2 * min_size:
-            continue
+    def best(a: int, b: int) -> tuple[int, float]:
         splits = np.arange(a + min_size, b - min_size + 1)
         gain = cost(a, b) - cost(a, splits) - cost(splits, b)
-        best = int(np.argmax(gain))
-        if gain[best] > penalty:
-            s = int(splits[best])
-            breaks.append(s)
-            stack.extend([(a, s), (s, b)])
-    return sorted(breaks)
+        i = int(np.argmax(gain))
+        return int(splits[i]), float(gain[i])
+
+    return _binary_segmentation(x.size, best, penalty, min_size)
 
 
 def pelt_mean(x: FloatArray, penalty: float, min_size: int) -> list[int]:
