@@ -156,8 +156,14 @@ def test_writers_that_start_on_a_new_lake_at_once_all_migrate_it(tmp_path: Path)
         )
         for site in ("frankfurt", "virginia", "shanghai", "sydney")
     ]
-    for writer in writers:
-        _, errors = writer.communicate(timeout=WRITERS_DEADLINE_S)
+    try:
+        ended = [writer.communicate(timeout=WRITERS_DEADLINE_S) for writer in writers]
+    finally:
+        for writer in writers:  # on a deadline, none is left running with open pipes
+            if writer.poll() is None:
+                writer.kill()
+                writer.communicate(timeout=30)
+    for writer, (_, errors) in zip(writers, ended, strict=True):
         assert writer.returncode == 0, errors
     stored = Warehouse(Lake(catalog, data)).query(
         "SELECT count(DISTINCT run_id) AS n FROM probe_results"

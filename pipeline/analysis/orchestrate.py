@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 
 import polars as pl
 
@@ -26,7 +27,7 @@ from pipeline.analysis.series import (
 )
 from pipeline.analysis.warning_signs import BASELINE, RECENT
 from pipeline.drift.signs import drift_signs, with_fixed_prompt
-from pipeline.warehouse import Warehouse
+from pipeline.warehouse import Warehouse, WarehouseError
 from probes.ids import new_run_id
 
 __all__ = ["compute", "run_analysis", "scored_rows"]
@@ -78,8 +79,13 @@ def run_analysis(
     *,
     source: str | None = None,
     seed: int = 0,
+    drift_dir: Path | None = None,
 ) -> str:
-    """Analyse the warehouse, write every result table under a new analysis id, return it."""
+    """Analyse the warehouse, write every result table under a new analysis id, return it.
+
+    ``drift_dir``: the folder whose ``drift/`` holds the accepted drift baselines (the
+    config's warehouse folder); by default a file warehouse's own folder, and none for a
+    lake, which has no folder of its own."""
     analysis_id = new_run_id()
     params = {"source": source, "seed": seed, "online_arl0_hours": ONLINE_ARL0_HOURS}
     warehouse.insert_frame(
@@ -97,7 +103,8 @@ def run_analysis(
         hourly = load_hourly(warehouse, since, until, source)
         synthetic = bool(hourly.height) and source != "live" and _has_synthetic(warehouse)
         releases, incidents = _reference(warehouse, synthetic)
-        extra = drift_signs(warehouse.path.parent, seed=seed)
+        folder = drift_dir if drift_dir is not None else _file_folder(warehouse)
+        extra = drift_signs(folder, seed=seed) if folder is not None else []
         if hourly.height:
             end = time_span(hourly["hour"])[1] + timedelta(hours=1)
             # a baseline nobody sampled lately says nothing about this window
@@ -128,6 +135,13 @@ def run_analysis(
         )
         raise
     return analysis_id
+
+
+def _file_folder(warehouse: Warehouse) -> Path | None:
+    try:
+        return warehouse.path.parent
+    except WarehouseError:  # a lake
+        return None
 
 
 def _version() -> str | None:

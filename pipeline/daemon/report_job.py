@@ -41,7 +41,6 @@ daemon_log = logging.getLogger("nerfwatch.daemon")  # the weekly job logs as the
 
 JOB_ID = "weekly-report"
 _RENDER = "pipeline.report.render"
-_ANALYSIS = "pipeline.analysis.orchestrate"
 
 
 def _function(module: str, name: str) -> Callable[..., Any] | None:
@@ -91,20 +90,17 @@ class PhaseChangeAlert:
     detail: dict[str, Any]
 
 
-def _phase_changes(warehouse: Warehouse, analysis_id: object) -> list[PhaseChangeAlert]:
-    changes = _function(_ANALYSIS, "phase_changes_since")
-    if changes is None:
-        return []
-    out = []
-    for ch in changes(warehouse, analysis_id):
-        since = getattr(ch, "since", None)
-        detail = {
-            "model": getattr(ch, "model", None),
-            "previous": getattr(ch, "previous_stage", None),
-            "since": since.isoformat() if since is not None else None,
-        }
-        out.append(PhaseChangeAlert(str(ch.provider), str(ch.stage), detail))
-    return out
+def _phase_changes(warehouse: Warehouse, analysis_id: str) -> list[PhaseChangeAlert]:
+    from pipeline.analysis.phase_changes import phase_changes_since  # heavy: at the job
+
+    return [
+        PhaseChangeAlert(
+            ch.provider,
+            ch.stage,
+            {"model": ch.model, "previous": ch.previous_stage, "since": ch.since.isoformat()},
+        )
+        for ch in phase_changes_since(warehouse, analysis_id)
+    ]
 
 
 def analyse_and_render(
@@ -114,12 +110,12 @@ def analyse_and_render(
     render = _function(_RENDER, "render_weekly")
     if render is None:
         raise RuntimeError("pipeline.report.render_weekly is not available")
-    analyse = _function(_ANALYSIS, "run_analysis")
+    from pipeline.analysis.orchestrate import run_analysis  # heavy: at the job
+
     warehouse = Warehouse(config.warehouse.location)
-    changes: list[PhaseChangeAlert] = []
     with paused:
-        if analyse is not None:
-            changes = _phase_changes(warehouse, analyse(warehouse))
+        folder = config.warehouse.path.parent  # where `nerfwatch drift` keeps baselines
+        changes = _phase_changes(warehouse, run_analysis(warehouse, drift_dir=folder))
         path = Path(render(config, now=now))
     link_fn = _function(_RENDER, "report_link")
     link = str(link_fn(config, path)) if link_fn is not None else str(path.resolve())

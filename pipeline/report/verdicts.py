@@ -98,16 +98,27 @@ _SIGN_UNITS = {
 }
 
 
+def _answers_effect(row: dict[str, Any]) -> str:
+    """A drift baseline's sign has a first-token distance over the expected with its range;
+    the fixed_prompt G-test alone has only the distance between the two windows."""
+    effect, lo, hi = row["effect"], row["effect_lo"], row["effect_hi"]
+    if not fmt.known(effect):
+        return "the answers to fixed questions changed"
+    if fmt.known(lo) and fmt.known(hi):
+        return (
+            f"first-token distance {effect:+.2f} over the expected (95\u00a0% range "
+            f"{lo:+.2f} to {hi:+.2f})"
+        )
+    return f"answer distance {effect:.2f} between the windows (total variation)"
+
+
 def _sign_effect(row: dict[str, Any]) -> str:
     """The effect of a firing sign in its own unit, with its 95 % interval."""
     sign = row["sign"]
     if sign == "no_official_word":
         return "no incident recorded for the vendor in the window"
     if sign == "fixed_answers_changed":  # a distance, not a ratio or a share
-        return (
-            f"first-token distance {row['effect']:+.2f} over the expected (95\u00a0% range "
-            f"{row['effect_lo']:+.2f} to {row['effect_hi']:+.2f})"
-        )
+        return _answers_effect(row)
     show = fmt.points if sign == "dumber_answers" else fmt.rel
     unit = "accuracy" if sign == "dumber_answers" else _SIGN_UNITS.get(sign, "")
     text = f"{show(row['effect'])} {unit}".strip()
