@@ -27,7 +27,6 @@ from pipeline.commands.common import (
 )
 from pipeline.config import ProviderConfig
 from pipeline.drift.baseline import Baseline, DriftSettings, baseline_path, load, save
-from pipeline.drift.check import check_baseline
 from pipeline.drift.collect import discover, sample_day
 
 __all__ = ["ALARM_EXIT", "register"]
@@ -146,6 +145,8 @@ def check_command(
     """Judge the stored days; exit 4 when the latest day is an alarm."""
     _, path = _target(provider, config, db)
     stored = _stored(path)
+    from pipeline.drift.check import check_baseline  # scipy: only when checking
+
     result = check_baseline(stored, seed=seed)
     fa = result.false_alarms
     typer.echo(f"rule: {result.rule.describe()}")

@@ -20,7 +20,6 @@ from pipeline.commands.common import (
 )
 from pipeline.config.plan import format_runs, plan_rows, provider_totals
 from pipeline.config.starter import STARTER_CONFIG
-from pipeline.drift.cost import drift_costs
 from pipeline.releases import (
     Release,
     ReleaseError,
@@ -94,6 +93,8 @@ def config_check(
             f"≤ {total.tokens_per_day:,.0f} tokens/day, "
             f"≤ {total.cost_per_day_usd:,.2f} USD/day{cap}"
         )
+    from pipeline.drift.cost import drift_costs  # scipy: only when planning
+
     for drift in drift_costs(cfg, cfg.warehouse.path.parent):
         console.print(
             f"{drift.provider}: drift sampling of {drift.model}, {drift.calls_per_day} "
