@@ -67,13 +67,26 @@ class PostgresServer:
         self._client("createdb", name)
         return name
 
-    def _client(self, tool: str, *args: str) -> None:
+    def busy_transactions(self, dbname: str) -> int:
+        """Sessions of ``dbname`` inside a transaction right now (other than ours)."""
+        out = self._client(
+            "psql",
+            "-d",
+            dbname,
+            "-Atc",
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+            "AND xact_start IS NOT NULL AND pid <> pg_backend_pid()",
+        )
+        return int(out.strip())
+
+    def _client(self, tool: str, *args: str) -> str:
         command = [str(self.bin_dir / tool), "-h", "127.0.0.1", "-p", str(self.port), "-U", USER]
         done = subprocess.run(
             [*command, *args], capture_output=True, text=True, timeout=COMMAND_DEADLINE_S
         )
         if done.returncode != 0:
             raise RuntimeError(f"{tool} {' '.join(args)} failed: {done.stderr.strip()}")
+        return done.stdout
 
 
 def _owned(folder: Path, run_as: str | None) -> None:
