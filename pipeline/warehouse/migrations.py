@@ -154,7 +154,7 @@ def _refresh(
         con.execute("INSERT INTO _refreshed (kind, digest) VALUES (?, ?)", [kind, digest])
         con.execute("COMMIT")
     except duckdb.Error as exc:
-        con.execute("ROLLBACK")
+        rollback(con)  # a refused COMMIT left none; its error is the one to report
         raise SchemaError(f"refreshing {kind} failed: {exc}") from exc
 
 
