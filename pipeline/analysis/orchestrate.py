@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 
 import polars as pl
 
@@ -78,8 +79,13 @@ def run_analysis(
     *,
     source: str | None = None,
     seed: int = 0,
+    drift_folder: Path | None = None,
 ) -> str:
-    """Analyse the warehouse, write every result table under a new analysis id, return it."""
+    """Analyse the warehouse, write every result table under a new analysis id, return it.
+
+    Drift baselines are files, read from ``drift_folder``: by default the folder of a
+    single-file warehouse; a lake has no folder of its own, so without one given its
+    analysis has no drift signs (the rest is the same)."""
     analysis_id = new_run_id()
     params = {"source": source, "seed": seed, "online_arl0_hours": ONLINE_ARL0_HOURS}
     warehouse.insert_frame(
@@ -97,7 +103,9 @@ def run_analysis(
         hourly = load_hourly(warehouse, since, until, source)
         synthetic = bool(hourly.height) and source != "live" and _has_synthetic(warehouse)
         releases, incidents = _reference(warehouse, synthetic)
-        extra = drift_signs(warehouse.path.parent, seed=seed)
+        if drift_folder is None and warehouse.lake is None:
+            drift_folder = warehouse.path.parent
+        extra = drift_signs(drift_folder, seed=seed) if drift_folder is not None else []
         if hourly.height:
             end = time_span(hourly["hour"])[1] + timedelta(hours=1)
             # a baseline nobody sampled lately says nothing about this window
@@ -106,9 +114,17 @@ def run_analysis(
             extra = with_fixed_prompt(extra, fixed_prompt_shifts(rows, end - RECENT), end)
             extra += metadata_signs(rows, end)
             paired = paired_tests(scored_rows(warehouse, end, source))
+            site_hourly = (
+                load_hourly(warehouse, since, until, source, by_site=True)
+                if _several_sites(warehouse, since, until, source)
+                else None
+            )
         else:
-            paired = {}
-        frames = compute(hourly, releases, incidents, seed=seed, extra_signs=extra, paired=paired)
+            paired, site_hourly = {}, None
+        frames = compute(
+            hourly, releases, incidents, seed=seed, extra_signs=extra, paired=paired,
+            site_hourly=site_hourly,
+        )  # fmt: skip
         for table, frame in frames.items():
             if frame.height:
                 warehouse.insert_frame(
@@ -128,6 +144,21 @@ def run_analysis(
         )
         raise
     return analysis_id
+
+
+def _several_sites(
+    warehouse: Warehouse, since: datetime | None, until: datetime | None, source: str | None
+) -> bool:
+    """Whether the analysed rows come from two probe sites or more (one column's scan,
+    so a single site does not pay for a second hourly aggregation)."""
+    frame = warehouse.query(
+        "SELECT count(DISTINCT coalesce(probe_site, '')) AS n FROM probes "
+        "WHERE ($1::TIMESTAMPTZ IS NULL OR started_at >= $1::TIMESTAMPTZ) "
+        "AND ($2::TIMESTAMPTZ IS NULL OR started_at < $2::TIMESTAMPTZ) "
+        "AND ($3::VARCHAR IS NULL OR source = $3::VARCHAR)",
+        [since, until, source],
+    )
+    return int(frame["n"][0]) > 1
 
 
 def _version() -> str | None:

@@ -1,0 +1,104 @@
+"""Analysis across probe sites on planted histories: each site's series is generated on
+its own (its own noise, gaps and phases), so a slowdown planted at one site only must come
+out regional, one planted at every site provider-wide, and one site alone gives no
+per-site rows at all."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+
+from pipeline.analysis.orchestrate import run_analysis
+from pipeline.analysis.site_scope import episodes, overlap_pvalue
+from pipeline.warehouse import Warehouse
+from tests.support.planted import START
+from tests.support.planted_sites import SITES, site_history, three_site_history
+from tests.support.warehouses import on_every_backend
+
+pytestmark = pytest.mark.slow
+
+
+def _scope(warehouse: Warehouse, aid: str) -> pl.DataFrame:
+    return warehouse.query(
+        "SELECT provider, start_at, end_at, scope, sites, n_sites, pvalue "
+        "FROM degradation_scope WHERE analysis_id = ? ORDER BY provider, start_at",
+        [aid],
+    )
+
+
+def _day(at: object) -> float:
+    return (at - START).total_seconds() / 86400  # type: ignore[operator]
+
+
+@on_every_backend
+def test_one_site_only_is_regional_and_every_site_is_provider_wide(
+    warehouse: Warehouse,
+) -> None:
+    warehouse.insert_frame("probe_results", three_site_history())
+    aid = run_analysis(warehouse)
+
+    per_site = warehouse.query(
+        "SELECT DISTINCT provider, probe_site FROM site_phases WHERE analysis_id = ?", [aid]
+    )
+    assert sorted(per_site.rows()) == sorted((p, s) for p in ("nova", "sable") for s in SITES)
+    scope = _scope(warehouse, aid)
+    nova = scope.filter(pl.col("provider") == "nova")
+    sable = scope.filter(pl.col("provider") == "sable")
+
+    regional = nova.filter(pl.col("scope") == "regional")
+    assert regional.height >= 1, nova
+    main = regional.row(0, named=True)
+    assert main["sites"] == ["frankfurt"]
+    assert 17 <= _day(main["start_at"]) <= 23 and 27 <= _day(main["end_at"]) <= 33, main
+    assert "provider-wide" not in nova["scope"].to_list(), nova
+
+    wide = sable.filter(pl.col("scope") == "provider-wide")
+    assert wide.height == 1, sable
+    row = wide.row(0, named=True)
+    assert sorted(row["sites"]) == sorted(SITES) and row["n_sites"] == 3
+    assert row["pvalue"] < 0.05
+    assert 9 <= _day(row["start_at"]) <= 15 and 19 <= _day(row["end_at"]) <= 25, row
+
+    pooled = warehouse.query(
+        "SELECT DISTINCT provider FROM phases WHERE analysis_id = ? AND label = 'degraded'",
+        [aid],
+    )
+    assert set(pooled["provider"]) == {"nova", "sable"}  # pooled phases still per provider
+
+
+def test_one_site_writes_no_site_rows(warehouse: Warehouse) -> None:
+    warehouse.insert_frame("probe_results", site_history("frankfurt", 0, True))
+    aid = run_analysis(warehouse)
+    for table in ("site_phases", "degradation_scope"):
+        n = warehouse.query(f"SELECT count(*) AS n FROM {table} WHERE analysis_id = ?", [aid])
+        assert n["n"][0] == 0, table
+
+
+def _flags(*spans: tuple[int, int], n: int = 600) -> np.ndarray:
+    out = np.zeros((len(spans), n), dtype=bool)
+    for i, (lo, hi) in enumerate(spans):
+        out[i, lo:hi] = True
+    return out
+
+
+def test_coinciding_stretches_are_unlikely_by_chance_and_rotations_break_them() -> None:
+    together = _flags((200, 300), (205, 300), (198, 295))
+    assert overlap_pvalue(together) < 0.01
+    apart = _flags((50, 120), (300, 370), (480, 550))
+    assert overlap_pvalue(apart) > 0.5
+
+
+def test_sites_degraded_most_of_the_time_leave_the_scope_undecided() -> None:
+    degraded = _flags((0, 450), (100, 560), (0, 0))
+    observed = np.ones_like(degraded)
+    found = episodes(["a", "b", "c"], degraded, observed)
+    assert [e.scope for e in found] == ["undecided"], found
+    assert found[0].sites == ("a", "b") and found[0].pvalue is not None
+    assert found[0].pvalue >= 0.05  # most rotations overlap as much: chance explains it
+
+
+def test_one_site_of_three_is_regional_without_a_test() -> None:
+    degraded = _flags((0, 0), (100, 160), (0, 0))
+    found = episodes(["a", "b", "c"], degraded, np.ones_like(degraded))
+    assert [(e.scope, e.sites, e.pvalue) for e in found] == [("regional", ("b",), None)]
