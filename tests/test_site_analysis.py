@@ -5,13 +5,18 @@ per-site rows at all."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import polars as pl
 import pytest
+from typer.testing import CliRunner
 
 from pipeline.analysis.orchestrate import run_analysis
 from pipeline.analysis.site_scope import episodes, overlap_pvalue
-from pipeline.warehouse import Warehouse
+from pipeline.cli import app
+from pipeline.warehouse import Lake, Warehouse
+from tests.support.daemon import every_second_probe, write_toml
 from tests.support.planted import START
 from tests.support.planted_sites import SITES, site_history, three_site_history
 from tests.support.warehouses import on_every_backend
@@ -102,3 +107,32 @@ def test_one_site_of_three_is_regional_without_a_test() -> None:
     degraded = _flags((0, 0), (100, 160), (0, 0))
     found = episodes(["a", "b", "c"], degraded, np.ones_like(degraded))
     assert [(e.scope, e.sites, e.pvalue) for e in found] == [("regional", ("b",), None)]
+
+
+def test_cli_analyze_on_a_lake_config(tmp_path: Path) -> None:
+    """``nerfwatch analyze --config`` on a ``ducklake`` config: the lake is analysed (it
+    has no file whose folder would hold drift baselines; the config's path gives one)."""
+    lake = Lake(catalog=f"sqlite:{tmp_path / 'catalog.sqlite'}", data_path=str(tmp_path / "data"))
+    Warehouse(lake).insert_frame("probe_results", three_site_history())
+    config = write_toml(
+        tmp_path / "nerfwatch.toml",
+        providers=[
+            {
+                "name": "nova",
+                "format": "openai",
+                "base_url": "http://127.0.0.1:9/v1",
+                "model": "nova-model",
+            }
+        ],
+        probes=[every_second_probe("short")],
+        warehouse={
+            "backend": "ducklake",
+            "catalog": lake.catalog,
+            "data_path": lake.data_path,
+            "spool_dir": str(tmp_path / "spool"),
+        },
+    )
+    done = CliRunner().invoke(app, ["analyze", "--config", str(config)])
+    assert done.exit_code == 0, done.output
+    scopes = Warehouse(lake).query("SELECT DISTINCT provider, scope FROM degradation_scope")
+    assert ("sable", "provider-wide") in scopes.rows() and ("nova", "regional") in scopes.rows()

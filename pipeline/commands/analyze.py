@@ -7,7 +7,13 @@ from pathlib import Path
 
 import typer
 
-from pipeline.commands.common import CONFIG_OPTION, DB_OPTION, existing_warehouse, fail
+from pipeline.commands.common import (
+    CONFIG_OPTION,
+    DB_OPTION,
+    existing_warehouse,
+    fail,
+    warehouse_path,
+)
 from pipeline.config.durations import DurationError, parse_duration
 from pipeline.warehouse import WarehouseError
 
@@ -55,7 +61,11 @@ def analyze(
         fail(f"--source: expected one of {', '.join(SOURCES)}, got {source!r}", 2)
     warehouse = existing_warehouse(config, db)  # analysis adds tables, never a warehouse
     try:
-        analysis_id = run_analysis(warehouse, since=start, source=source, seed=seed)
+        # a lake's drift baselines live where the config keeps them: beside warehouse.path
+        drift = warehouse_path(config, db)[0].parent if warehouse.lake is not None else None
+        analysis_id = run_analysis(
+            warehouse, since=start, source=source, seed=seed, drift_folder=drift
+        )
         changes = phase_changes_since(warehouse, analysis_id)
     except WarehouseError as exc:
         fail(" ".join(str(exc).split()), 1)

@@ -119,7 +119,9 @@ def analyse_and_render(
     changes: list[PhaseChangeAlert] = []
     with paused:
         if analyse is not None:
-            changes = _phase_changes(warehouse, analyse(warehouse))
+            # drift baselines beside warehouse.path, for a lake as for the file
+            drift = config.warehouse.path.parent
+            changes = _phase_changes(warehouse, analyse(warehouse, drift_folder=drift))
         path = Path(render(config, now=now))
     link_fn = _function(_RENDER, "report_link")
     link = str(link_fn(config, path)) if link_fn is not None else str(path.resolve())
