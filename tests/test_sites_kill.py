@@ -54,13 +54,7 @@ def _site_config(folder: Path, site: str, lake: Lake, sim: SimulatorHandle, port
         providers,
         probes,
         daemon={"flush_interval": "20ms", "metrics_port": port, "max_concurrency": 8},
-        warehouse={
-            "backend": "ducklake",
-            "catalog": lake.catalog,
-            "data_path": lake.data_path,
-            "spool_dir": str(folder / "spool"),
-            "probe_site": site,
-        },
+        warehouse=site_daemon.site_on_lake(lake, folder, site),
     )
 
 

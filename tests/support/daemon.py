@@ -25,6 +25,7 @@ from pipeline.config import (
     ProviderConfig,
     WarehouseConfig,
 )
+from pipeline.warehouse import Lake
 from probes.ids import new_run_id
 from probes.result import ProbeResult, planned_row
 from probes.simulator import SimulatorHandle
@@ -37,6 +38,7 @@ __all__ = [
     "make_config",
     "nerfwatch_run",
     "simulator_provider",
+    "site_on_lake",
     "wait_until",
     "wait_until_async",
 ]
@@ -319,4 +321,16 @@ def simulator_provider(sim: SimulatorHandle, name: str, **extra: object) -> dict
         "price_input_per_mtok": 1.0,
         "price_output_per_mtok": 4.0,
         **extra,
+    }
+
+
+def site_on_lake(lake: Lake, folder: Path, site: str) -> dict[str, object]:
+    """The ``[warehouse]`` section of one probe site writing into ``lake``, with its own
+    spool in ``folder``."""
+    return {
+        "backend": "ducklake",
+        "catalog": lake.catalog,
+        "data_path": lake.data_path,
+        "spool_dir": str(folder / "spool"),
+        "probe_site": site,
     }
