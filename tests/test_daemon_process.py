@@ -28,6 +28,7 @@ from tests.support.daemon import (
     simulator_provider,
     write_toml,
 )
+from tests.support.procfs import open_targets, processes
 from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.slow
@@ -73,37 +74,10 @@ def test_sigterm_mid_probe_aborts_cleanly_and_exits_zero(
     assert rows.rows() == [("aborted", "shutdown", None, None)]
 
 
-def _holds_open(pid: int, path: Path) -> bool:
-    """True while ``pid`` has ``path`` open."""
-    target = str(path.resolve())
-    try:
-        fds = list(Path(f"/proc/{pid}/fd").iterdir())
-    except OSError:  # the process is gone
-        return False
-    for fd in fds:
-        try:
-            if os.readlink(fd) == target:
-                return True
-        except OSError:
-            continue
-    return False
-
-
-def _children(pid: int) -> list[int]:
-    found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == pid:  # fields after the name: state, ppid, ...
-            found.append(int(stat.parent.name))
-    return found
-
-
 def _flush_holder(daemon: int, path: Path) -> int | None:
     """The daemon's flush process while it holds the database (only during a flush)."""
-    holders = [c for c in _children(daemon) if _holds_open(c, path)]
+    target = str(path.resolve())
+    holders = [c for c in processes(ppid=daemon) if target in open_targets(c)]
     return holders[0] if holders else None
 
 

@@ -3,7 +3,8 @@
 Three real ``nerfwatch run`` processes (sites frankfurt, virginia, shanghai, each with its
 own spool folder and metrics port) write into one DuckLake whose catalog is a real
 PostgreSQL and whose data sit on a real S3 server (SeaweedFS). One site's whole service
-is killed with SIGKILL while a catalog transaction is open, twice, and restarted; the
+is killed with SIGKILL while one of its own catalog transactions is open (its PostgreSQL
+sessions found by their client ports), twice, and restarted; the
 other two write on throughout. Afterwards every row that was acknowledged (committed to
 the lake or a complete line in the victim's spool at the moment of the kill) is in the
 lake exactly once, under the site that probed it.
@@ -26,6 +27,7 @@ from pipeline.warehouse import Lake, Warehouse
 from probes.simulator import SimulatorHandle
 from tests.support import daemon as site_daemon
 from tests.support.postgres import PostgresServer
+from tests.support.procfs import group_local_ports
 from tests.support.seaweedfs import BUCKET, S3Server
 from tests.support.waiting import wait_until
 
@@ -108,9 +110,12 @@ def test_kill_9_of_one_site_during_commits_keeps_every_acknowledged_row_once(
                         lambda p=proc, s=site: _flushes(p, ports[s]) >= 3, 180, f"{site} flushes"
                     )
                 wait_until(
-                    lambda: postgres_server.busy_transactions(database) > 0,
-                    60,
-                    "a catalog transaction open while the sites commit",
+                    lambda: (
+                        postgres_server.busy_transactions(database, group_local_ports(victim.pid))
+                        > 0
+                    ),
+                    120,
+                    f"a catalog transaction of {VICTIM}'s open",
                 )
                 os.killpg(victim.pid, signal.SIGKILL)
                 victim.wait(timeout=30)
