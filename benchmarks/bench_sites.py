@@ -34,6 +34,7 @@ from tests.support.postgres import server_binaries, start_postgres
 from tests.support.postgres import stop as stop_postgres
 from tests.support.seaweedfs import BUCKET, start_s3, weed_binary
 from tests.support.seaweedfs import stop as stop_s3
+from tests.support.waiting import wait_until
 
 _MAIN = "from pipeline.cli import main; main()"
 _ROLLUP = (
@@ -129,6 +130,15 @@ def main() -> None:
             procs = {s: site_daemon.nerfwatch_run(configs[s], env) for s in sites}
             running_procs = {s: p.__enter__() for s, p in procs.items()}
             try:
+                wait_until(
+                    lambda: all(
+                        (site_daemon.scrape(ports[s], "nerfwatch_flush_duration_seconds_count")
+                         or 0) >= 1
+                        for s in sites
+                    ),
+                    300,
+                    "a first flush at every site",
+                )  # fmt: skip
                 started = time.monotonic()
                 sql_times = _sql_latency(configs[sites[0]], env, started + args.seconds)
                 counted = {
@@ -152,21 +162,23 @@ def main() -> None:
                 for p in procs.values():
                     p.__exit__(None, None, None)
         stored = Warehouse(lake).query(
-            "SELECT probe_site, count(*) AS n, count(DISTINCT run_id) AS ids "
+            "SELECT probe_site, count(*) AS n, count(DISTINCT run_id) AS ids, "
+            "epoch(max(started_at) - min(started_at)) AS span_s "
             "FROM probe_results GROUP BY ALL ORDER BY ALL"
         )
         print(f"{args.sites} sites x {args.rate} probes/s, {elapsed:.0f} s, PostgreSQL + S3")
         print(f"{'site':8} {'flush p50':>10} {'flush p99':>10} {'rows':>8} {'rows/s':>8} "
               f"{'lost':>5} {'dup':>5}")  # fmt: skip
-        for site, n, ids in stored.rows():
+        for site, n, ids, span in stored.rows():
             p50, p99 = flush.get(site, (None, None))
             lost = max(0, int(counted.get(site, 0)) - ids)
             print(
-                f"{site:8} {_ms(p50):>10} {_ms(p99):>10} {n:8d} {n / elapsed:8.1f} "
+                f"{site:8} {_ms(p50):>10} {_ms(p99):>10} {n:8d} {n / max(span, 1):8.1f} "
                 f"{lost:5d} {n - ids:5d}"
             )
         total = int(stored["n"].sum())
-        print(f"all      rows/s landed {total / elapsed:.1f}")
+        print(f"all      rows/s landed {total / max(stored['span_s'].max(), 1):.1f} "
+              f"(rows/s: over each site's first to last probe)")  # fmt: skip
         sql = np.array(sql_times) * 1000
         print(
             f"nerfwatch sql (hourly rollup per site, whole process) during writes: "
