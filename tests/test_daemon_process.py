@@ -13,8 +13,6 @@ import random
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -22,30 +20,20 @@ import pytest
 from pipeline.daemon.spool import list_segments, read_segment
 from pipeline.warehouse import Warehouse
 from probes.simulator import SimulatorHandle
-from tests.support.daemon import free_port, scrape, write_toml
+from tests.support.daemon import (
+    every_second_probe,
+    free_port,
+    nerfwatch_run,
+    scrape,
+    simulator_provider,
+    write_toml,
+)
+from tests.support.procfs import open_targets, processes
 from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.slow
 
 _MAIN = "from pipeline.cli import main; main()"
-
-
-@contextmanager
-def _daemon(config: Path) -> Iterator[subprocess.Popen[str]]:
-    proc = subprocess.Popen(
-        [sys.executable, "-c", _MAIN, "run", "--config", str(config)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=Path(__file__).resolve().parents[1],
-        start_new_session=True,  # its own process group: the test can kill the service
-    )
-    try:
-        yield proc
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate(timeout=30)
 
 
 def _flushes_at_least(proc: subprocess.Popen[str], port: int, count: int) -> bool:
@@ -55,40 +43,13 @@ def _flushes_at_least(proc: subprocess.Popen[str], port: int, count: int) -> boo
     return (scrape(port, "nerfwatch_flush_duration_seconds_count") or 0) >= count
 
 
-def _every_second(name: str) -> dict[str, object]:
-    """A short arithmetic probe every second (a [[probes]] table)."""
-    return {
-        "name": name,
-        "task": "arithmetic",
-        "context": 300,
-        "every": "1s",
-        "timeout": "1s",
-        "read_timeout": "1s",
-        "max_output_tokens": 256,
-    }
-
-
-def _provider(sim: SimulatorHandle, name: str, **extra: object) -> dict[str, object]:
-    fmt = "openai" if name in ("nova", "kestrel") else "anthropic"
-    return {
-        "name": name,
-        "format": fmt,
-        "base_url": sim.provider_url(name),
-        "model": f"{name}-model",
-        "preset": "simulator",
-        "price_input_per_mtok": 1.0,
-        "price_output_per_mtok": 4.0,
-        **extra,
-    }
-
-
 def test_sigterm_mid_probe_aborts_cleanly_and_exits_zero(
     tmp_path: Path, simulator: SimulatorHandle
 ) -> None:
     port = free_port()
     config = write_toml(
         tmp_path / "nerfwatch.toml",
-        providers=[_provider(simulator, "nova", headers={"x-sim-fault": "stall"})],
+        providers=[simulator_provider(simulator, "nova", headers={"x-sim-fault": "stall"})],
         probes=[
             {
                 "name": "short",
@@ -101,7 +62,7 @@ def test_sigterm_mid_probe_aborts_cleanly_and_exits_zero(
         ],
         daemon={"shutdown_grace": "200ms", "metrics_port": port, "flush_interval": "200ms"},
     )
-    with _daemon(config) as proc:
+    with nerfwatch_run(config) as proc:
         wait_until(lambda: scrape(port, "nerfwatch_probes_in_flight") == 1, 120, "a stalled probe")
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=60)
@@ -113,37 +74,10 @@ def test_sigterm_mid_probe_aborts_cleanly_and_exits_zero(
     assert rows.rows() == [("aborted", "shutdown", None, None)]
 
 
-def _holds_open(pid: int, path: Path) -> bool:
-    """True while ``pid`` has ``path`` open."""
-    target = str(path.resolve())
-    try:
-        fds = list(Path(f"/proc/{pid}/fd").iterdir())
-    except OSError:  # the process is gone
-        return False
-    for fd in fds:
-        try:
-            if os.readlink(fd) == target:
-                return True
-        except OSError:
-            continue
-    return False
-
-
-def _children(pid: int) -> list[int]:
-    found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == pid:  # fields after the name: state, ppid, ...
-            found.append(int(stat.parent.name))
-    return found
-
-
 def _flush_holder(daemon: int, path: Path) -> int | None:
     """The daemon's flush process while it holds the database (only during a flush)."""
-    holders = [c for c in _children(daemon) if _holds_open(c, path)]
+    target = str(path.resolve())
+    holders = [c for c in processes(ppid=daemon) if target in open_targets(c)]
     return holders[0] if holders else None
 
 
@@ -185,8 +119,8 @@ def test_kill_9_during_flushes_then_restart_keeps_every_result_exactly_once(
     names = ("nova", "sable")
     config = write_toml(
         tmp_path / "nerfwatch.toml",
-        providers=[_provider(simulator, n, max_concurrency=4) for n in names],
-        probes=[_every_second(f"p{i}") for i in range(4)],
+        providers=[simulator_provider(simulator, n, max_concurrency=4) for n in names],
+        probes=[every_second_probe(f"p{i}") for i in range(4)],
         daemon={"flush_interval": "20ms", "metrics_port": port, "max_concurrency": 8},
     )
     rng = random.Random(7)
@@ -197,7 +131,7 @@ def test_kill_9_during_flushes_then_restart_keeps_every_result_exactly_once(
     # the daemon replaces it and flushes on, then both die. Cycle 2: the daemon alone
     # dies; its flush process finishes or is cut off, and exits.
     for cycle in range(3):
-        with _daemon(config) as proc:
+        with nerfwatch_run(config) as proc:
             target = 3 + rng.randint(0, 5)
             if cycle == 1:
                 _kill_inside_a_flush(proc, port, db, target, "flusher")
@@ -208,7 +142,7 @@ def test_kill_9_during_flushes_then_restart_keeps_every_result_exactly_once(
         before = _acknowledged(tmp_path)
         assert acknowledged <= before  # nothing acknowledged earlier was lost
         acknowledged = before
-    with _daemon(config) as proc:
+    with nerfwatch_run(config) as proc:
         wait_until(lambda: _flushes_at_least(proc, port, 2), 120, "a flush after restart")
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=60)
@@ -229,13 +163,13 @@ def _events(db: Path) -> list[str]:
 
 def test_status_while_running_and_sighup_reload(tmp_path: Path, simulator: SimulatorHandle) -> None:
     port = free_port()
-    probe = _every_second("short")
-    providers = [_provider(simulator, "nova"), _provider(simulator, "sable")]
+    probe = every_second_probe("short")
+    providers = [simulator_provider(simulator, "nova"), simulator_provider(simulator, "sable")]
     daemon_keys = {"flush_interval": "200ms", "metrics_port": port}
     path = tmp_path / "nerfwatch.toml"
     write_toml(path, providers, [probe], daemon_keys)
     db = tmp_path / "nerfwatch.duckdb"
-    with _daemon(path) as proc:
+    with nerfwatch_run(path) as proc:
         wait_until(lambda: _flushes_at_least(proc, port, 2), 120, "first flushes")
         status = subprocess.run(
             [sys.executable, "-c", _MAIN, "status", "--config", str(path)],

@@ -26,6 +26,7 @@ from pipeline.analysis.series import (
     hour_grid,
     long_context_penalty,
 )
+from pipeline.analysis.site_rows import site_rows
 from pipeline.analysis.warning_signs import SignResult, warning_signs
 
 __all__ = ["compute"]
@@ -39,10 +40,12 @@ def compute(
     seed: int = 0,
     extra_signs: Sequence[SignResult] = (),
     paired: Mapping[tuple[str, str], PairedTest] | None = None,
+    site_hourly: pl.DataFrame | None = None,
 ) -> dict[str, pl.DataFrame]:
     """Every result table (without analysis_id) from an hourly frame (see series.py);
     ``extra_signs``: warning signs tested outside the warehouse (fixed-input drift);
-    ``paired``: McNemar on replayed items, for dumber_answers."""
+    ``paired``: McNemar on replayed items, for dumber_answers; ``site_hourly``: the
+    same buckets per probe site, for the per-site phases and their scope."""
     c = ResultRows({})
     releases = (
         releases
@@ -96,4 +99,6 @@ def compute(
             persistent=r.persistent, test=r.test, detail=r.detail,
         )  # fmt: skip
     cycle_rows(c, grid, phase_map, vendors, releases, seed)
+    if site_hourly is not None:
+        site_rows(c, site_hourly, seed)
     return c.frames()

@@ -113,9 +113,17 @@ def run_analysis(
             extra = with_fixed_prompt(extra, fixed_prompt_shifts(rows, end - RECENT), end)
             extra += metadata_signs(rows, end)
             paired = paired_tests(scored_rows(warehouse, end, source))
+            site_hourly = (
+                load_hourly(warehouse, since, until, source, by_site=True)
+                if _several_sites(warehouse, since, until, source)
+                else None
+            )
         else:
-            paired = {}
-        frames = compute(hourly, releases, incidents, seed=seed, extra_signs=extra, paired=paired)
+            paired, site_hourly = {}, None
+        frames = compute(
+            hourly, releases, incidents, seed=seed, extra_signs=extra, paired=paired,
+            site_hourly=site_hourly,
+        )  # fmt: skip
         for table, frame in frames.items():
             if frame.height:
                 warehouse.insert_frame(
@@ -142,6 +150,21 @@ def _file_folder(warehouse: Warehouse) -> Path | None:
         return warehouse.path.parent
     except WarehouseError:  # a lake
         return None
+
+
+def _several_sites(
+    warehouse: Warehouse, since: datetime | None, until: datetime | None, source: str | None
+) -> bool:
+    """Whether the analysed rows come from two probe sites or more (one column's scan,
+    so a single site does not pay for a second hourly aggregation)."""
+    frame = warehouse.query(
+        "SELECT count(DISTINCT coalesce(probe_site, '')) AS n FROM probes "
+        "WHERE ($1::TIMESTAMPTZ IS NULL OR started_at >= $1::TIMESTAMPTZ) "
+        "AND ($2::TIMESTAMPTZ IS NULL OR started_at < $2::TIMESTAMPTZ) "
+        "AND ($3::VARCHAR IS NULL OR source = $3::VARCHAR)",
+        [since, until, source],
+    )
+    return int(frame["n"][0]) > 1
 
 
 def _version() -> str | None:

@@ -34,6 +34,16 @@ SCHEMAS: dict[str, dict[str, pl.DataType]] = {
         "severity_hi": _F, "confidence": _F, "signals": pl.List(pl.Utf8),
         "start_lo": _TS, "start_hi": _TS,
     },
+    "site_phases": {
+        "provider": _S, "model": _S, "probe_site": _S, "phase_no": pl.Int32(), "label": _S,
+        "stage": _S, "start_at": _TS, "end_at": _TS, "severity": _F, "severity_lo": _F,
+        "severity_hi": _F, "confidence": _F, "signals": pl.List(pl.Utf8),
+        "start_lo": _TS, "start_hi": _TS,
+    },
+    "degradation_scope": {
+        "provider": _S, "model": _S, "start_at": _TS, "end_at": _TS, "scope": _S,
+        "sites": pl.List(pl.Utf8), "n_sites": pl.Int32(), "pvalue": _F, "test": _S,
+    },
     "degraded_probability": {
         "provider": _S, "model": _S, "day": pl.Date(), "p_degraded": _F,
     },

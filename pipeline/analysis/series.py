@@ -36,7 +36,7 @@ _TIMEOUTS = ("timeout_connect", "timeout_first_token", "stall")
 
 _HOURLY_SQL = f"""
 SELECT
-    provider, model, coalesce(context_class, 'short') AS context_class, hour,
+    provider, model, coalesce(context_class, 'short') AS context_class, hour, {{site}}
     any_value(vendor)                                          AS vendor,
     count(*)                                                   AS n,
     count(*) FILTER (WHERE ok)                                 AS n_ok,
@@ -69,9 +69,13 @@ def load_hourly(
     since: datetime | None = None,
     until: datetime | None = None,
     source: str | None = None,
+    *,
+    by_site: bool = False,
 ) -> pl.DataFrame:
-    """Hourly buckets per (provider, model, context_class), with UTC ``hour``."""
-    frame = warehouse.query(_HOURLY_SQL, [since, until, source])
+    """Hourly buckets per (provider, model, context_class), with UTC ``hour``; with
+    ``by_site`` per probe site too (column ``probe_site``, "" where a row has none)."""
+    site = "coalesce(probe_site, '') AS probe_site," if by_site else ""
+    frame = warehouse.query(_HOURLY_SQL.format(site=site), [since, until, source])
     return hourly_from_probes(frame)
 
 

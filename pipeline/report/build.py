@@ -10,6 +10,7 @@ from pipeline.report import charts, claims, fmt, grid_charts, tables, verdicts
 from pipeline.report.context import AnalysisInfo, Chart, ReportContext, Section
 from pipeline.report.data import ReportData
 from pipeline.report.fixed_answers import fixed_answers
+from pipeline.report.sites import sites_view
 from pipeline.report.timeline import Timeline
 from pipeline.report.weeks import IsoWeek
 
@@ -128,4 +129,5 @@ def build_context(data: ReportData, *, generated_at: datetime) -> ReportContext:
         examples=tables.examples(data),
         later_week=IsoWeek.containing(data.first_after).label if data.first_after else None,
         fixed_answers=fixed_answers(data),
+        sites=sites_view(data),
     )

@@ -12,6 +12,8 @@ from datetime import datetime
 
 from markupsafe import Markup
 
+from pipeline.report.sites import SitesView
+
 __all__ = [
     "AnalysisInfo",
     "Chart",
@@ -177,6 +179,7 @@ class ReportContext:
     notes: list[str] = field(default_factory=list)
     later_week: str | None = None  # an empty week's first later week with probes
     fixed_answers: list[FixedAnswersView] = field(default_factory=list)
+    sites: list[SitesView] = field(default_factory=list)  # two probe sites or more
 
     @property
     def empty(self) -> bool:

@@ -31,6 +31,8 @@ ANALYSIS_TABLES = (
     "release_forecasts",
     "seasonality",
     "cycle_tests",
+    "site_phases",
+    "degradation_scope",
 )
 
 _UTC = "SET TimeZone = 'UTC';\n"
@@ -72,6 +74,15 @@ SELECT provider, coalesce(context_class, 'short') AS context_class,
        sum(cost_usd) AS cost_usd
 FROM probes WHERE started_at >= ? AND started_at < ?
 GROUP BY ALL ORDER BY provider, context_class
+"""
+
+_SITE_STATS = """
+SELECT provider, coalesce(probe_site, '') AS probe_site,
+       count(*) AS n, count(*) FILTER (WHERE ok) AS n_ok,
+       quantile_cont(ttft_ms, 0.50) FILTER (WHERE ok AND coalesce(context_class, 'short') = 'short')
+           AS ttft_short_p50
+FROM probes WHERE started_at >= ? AND started_at < ?
+GROUP BY ALL ORDER BY provider, probe_site
 """
 
 _ERRORS_DAILY = """
@@ -182,6 +193,7 @@ class ReportData:
     analysis_run: dict[str, Any] | None
     analysis: dict[str, pl.DataFrame] = field(default_factory=dict)
     first_after: datetime | None = None  # the first probe after the week, if any
+    site_stats: pl.DataFrame = field(default_factory=pl.DataFrame)  # per provider and site
 
     @property
     def provider_names(self) -> list[str]:
@@ -241,6 +253,7 @@ def load_report_data(wh: Warehouse, week: IsoWeek, *, now: datetime) -> ReportDa
         analysis_run=run,
         analysis=tables,
         first_after=_query(wh, _FIRST_AFTER, [week.end])["first_at"][0],
+        site_stats=_query(wh, _SITE_STATS, this_week),
     )
 
 

@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
+import subprocess
+import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -19,11 +25,25 @@ from pipeline.config import (
     ProviderConfig,
     WarehouseConfig,
 )
+from pipeline.warehouse import Lake
 from probes.ids import new_run_id
 from probes.result import ProbeResult, planned_row
+from probes.simulator import SimulatorHandle
 from tests.support.waiting import wait_until, wait_until_async
 
-__all__ = ["LocalProbe", "WebhookReceiver", "make_config", "wait_until", "wait_until_async"]
+__all__ = [
+    "LocalProbe",
+    "WebhookReceiver",
+    "every_second_probe",
+    "make_config",
+    "nerfwatch_run",
+    "simulator_provider",
+    "site_on_lake",
+    "wait_until",
+    "wait_until_async",
+]
+
+_MAIN = "from pipeline.cli import main; main()"
 
 
 def make_config(
@@ -199,8 +219,13 @@ def write_toml(
     providers: list[dict[str, object]],
     probes: list[dict[str, object]],
     daemon: dict[str, object] | None = None,
+    warehouse: dict[str, object] | None = None,
 ) -> Path:
-    """A nerfwatch.toml for subprocess tests (values: str, int, float, bool, dict of str)."""
+    """A nerfwatch.toml for subprocess tests (values: str, int, float, bool, dict of str).
+
+    ``warehouse`` replaces the default section (a file and a spool beside ``path``,
+    site "test"), e.g. to write one site's daemon into a shared lake.
+    """
 
     def value(v: object) -> str:
         if isinstance(v, bool):
@@ -213,13 +238,13 @@ def write_toml(
             return "{" + ", ".join(f'"{k}" = {value(x)}' for k, x in v.items()) + "}"
         return '"' + str(v).replace("\\", "\\\\").replace('"', '\\"') + '"'
 
-    lines = [
-        "[warehouse]",
-        f"path = {value(str(path.parent / 'nerfwatch.duckdb'))}",
-        f"spool_dir = {value(str(path.parent / 'spool'))}",
-        'probe_site = "test"',
-        "",
-    ]
+    if warehouse is None:
+        warehouse = {
+            "path": str(path.parent / "nerfwatch.duckdb"),
+            "spool_dir": str(path.parent / "spool"),
+            "probe_site": "test",
+        }
+    lines = ["[warehouse]", *(f"{k} = {value(v)}" for k, v in warehouse.items()), ""]
     for table, items in (("providers", providers), ("probes", probes)):
         for item in items:
             lines.append(f"[[{table}]]")
@@ -247,3 +272,65 @@ def scrape(port: int, name: str) -> float | None:
         if line.startswith(name) and ("{" in name or line[len(name)] in " {"):
             total += float(line.rsplit(" ", 1)[1])
     return total
+
+
+@contextmanager
+def nerfwatch_run(
+    config: Path, env: dict[str, str] | None = None
+) -> Iterator[subprocess.Popen[str]]:
+    """``nerfwatch run`` as a real process in its own process group (so a test can kill the
+    whole service); killed by its PID at the end if it is still running."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _MAIN, "run", "--config", str(config)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+        env=env,
+        start_new_session=True,
+    )
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate(timeout=30)
+
+
+def every_second_probe(name: str) -> dict[str, object]:
+    """A short arithmetic probe every second (a [[probes]] table)."""
+    return {
+        "name": name,
+        "task": "arithmetic",
+        "context": 300,
+        "every": "1s",
+        "timeout": "1s",
+        "read_timeout": "1s",
+        "max_output_tokens": 256,
+    }
+
+
+def simulator_provider(sim: SimulatorHandle, name: str, **extra: object) -> dict[str, object]:
+    fmt = "openai" if name in ("nova", "kestrel") else "anthropic"
+    return {
+        "name": name,
+        "format": fmt,
+        "base_url": sim.provider_url(name),
+        "model": f"{name}-model",
+        "preset": "simulator",
+        "price_input_per_mtok": 1.0,
+        "price_output_per_mtok": 4.0,
+        **extra,
+    }
+
+
+def site_on_lake(lake: Lake, folder: Path, site: str) -> dict[str, object]:
+    """The ``[warehouse]`` section of one probe site writing into ``lake``, with its own
+    spool in ``folder``."""
+    return {
+        "backend": "ducklake",
+        "catalog": lake.catalog,
+        "data_path": lake.data_path,
+        "spool_dir": str(folder / "spool"),
+        "probe_site": site,
+    }

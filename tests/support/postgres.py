@@ -67,13 +67,27 @@ class PostgresServer:
         self._client("createdb", name)
         return name
 
-    def _client(self, tool: str, *args: str) -> None:
+    def busy_transactions(self, dbname: str, client_ports: set[int] | None = None) -> int:
+        """Sessions of ``dbname`` inside a transaction right now (other than ours); only
+        those from ``client_ports`` when given (to pick one process's sessions)."""
+        sql = (
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+            "AND xact_start IS NOT NULL AND pid <> pg_backend_pid()"
+        )
+        if client_ports is not None:
+            if not client_ports:
+                return 0
+            sql += f" AND client_port IN ({', '.join(str(int(p)) for p in client_ports)})"
+        return int(self._client("psql", "-d", dbname, "-Atc", sql).strip())
+
+    def _client(self, tool: str, *args: str) -> str:
         command = [str(self.bin_dir / tool), "-h", "127.0.0.1", "-p", str(self.port), "-U", USER]
         done = subprocess.run(
             [*command, *args], capture_output=True, text=True, timeout=COMMAND_DEADLINE_S
         )
         if done.returncode != 0:
             raise RuntimeError(f"{tool} {' '.join(args)} failed: {done.stderr.strip()}")
+        return done.stdout
 
 
 def _owned(folder: Path, run_as: str | None) -> None:
