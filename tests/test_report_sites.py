@@ -66,3 +66,16 @@ def test_undecided_scope_says_the_overlap_could_be_chance() -> None:
         "slower at 2 of 3 sites (2026-01-05 to 2026-01-07), but the overlap could be "
         "chance (p = 0.31): regional or provider-wide is unclear"
     )
+
+
+def test_undecided_scope_without_a_test_says_so() -> None:
+    """Too little data for the overlap test leaves its p-value empty (the demo: synthetic
+    history from one site, a few live seconds from another)."""
+    row = {
+        "scope": "undecided", "sites": ["b", "a"], "n_sites": 2, "pvalue": None,
+        "start_at": START, "end_at": START + timedelta(days=2),
+    }  # fmt: skip
+    assert scope_sentence(row) == (
+        "slower at 2 of 2 sites (2026-01-05 to 2026-01-07), but the overlap could not be "
+        "tested: regional or provider-wide is unclear"
+    )

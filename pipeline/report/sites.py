@@ -59,9 +59,11 @@ def scope_sentence(episode: dict[str, Any] | None) -> str:
             else f"at {len(sites)} of {episode['n_sites']} sites"
         )
         return f"slower {where} ({span}; overlap test p = {episode['pvalue']:.3g})"
+    p = episode["pvalue"]  # None when too little data for the overlap test to run
+    chance = f"could be chance (p = {p:.2g})" if fmt.known(p) else "could not be tested"
     return (
         f"slower at {len(sites)} of {episode['n_sites']} sites ({span}), but the overlap "
-        f"could be chance (p = {episode['pvalue']:.2g}): regional or provider-wide is unclear"
+        f"{chance}: regional or provider-wide is unclear"
     )
 
 
