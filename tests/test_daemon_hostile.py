@@ -30,11 +30,12 @@ from pipeline.daemon import Daemon, DaemonStats, DaemonTuning
 from pipeline.daemon.flush import FlushBatch, SegmentWriter
 from pipeline.daemon.spool import Spool, SpoolError, list_segments, read_segment
 from pipeline.daemon.status import gather_status
-from pipeline.warehouse import Warehouse
+from pipeline.warehouse import Lake, Warehouse
 from probes.ids import new_run_id
 from probes.result import ProbeResult
 from tests.support.daemon import make_config, wait_until, wait_until_async, write_toml
 from tests.support.http_server import QuietHandler, ThreadedServer
+from tests.support.warehouses import located_on_every_backend
 
 QUIET = DaemonTuning(install_signals=False, schedule_report=False)
 HUGE = 10**25
@@ -84,7 +85,7 @@ def hostile() -> Iterator[HostileProvider]:
     server.close()
 
 
-def _config(tmp_path: Path, base_url: str) -> Config:
+def _config(tmp_path: Path, base_url: str, location: Path | Lake | None = None) -> Config:
     provider = ProviderConfig(
         name="hostile",
         format="openai",
@@ -106,7 +107,7 @@ def _config(tmp_path: Path, base_url: str) -> Config:
         timeout_s=10.0,
         stream=False,
     )
-    return make_config(tmp_path, providers=(provider,), probes=(probe,))
+    return make_config(tmp_path, providers=(provider,), probes=(probe,), location=location)
 
 
 def _legacy_row(**changes: Any) -> dict[str, Any]:
@@ -141,10 +142,11 @@ def _run(config: Config, seconds: float, tuning: DaemonTuning = QUIET) -> Daemon
     return asyncio.run(main())
 
 
+@located_on_every_backend
 def test_unstorable_values_become_null_and_never_block_the_rows_behind(
-    tmp_path: Path, hostile: HostileProvider
+    tmp_path: Path, hostile: HostileProvider, warehouse_location: Path | Lake
 ) -> None:
-    config = _config(tmp_path, hostile.base_url)
+    config = _config(tmp_path, hostile.base_url, warehouse_location)
     huge = _legacy_row(input_tokens=HUGE, rl_requests_limit=HUGE)
     refused = _legacy_row(run_status="exploded")  # a CHECK no clamping can satisfy
     good = _legacy_row()
@@ -155,7 +157,7 @@ def test_unstorable_values_become_null_and_never_block_the_rows_behind(
     assert hostile.calls, "the daemon never reached the loopback provider"
     assert stats.done >= 2 and stats.lost == 0
     assert stats.spool_depth == 0
-    stored = Warehouse(config.warehouse.path).query(
+    stored = Warehouse(config.warehouse.location).query(
         "SELECT run_id, run_status, input_tokens, output_tokens, rl_requests_limit,"
         " rl_requests_remaining, sanity_flags FROM probe_results"
     )
@@ -172,7 +174,7 @@ def test_unstorable_values_become_null_and_never_block_the_rows_behind(
             row["sanity_flags"]
         )
     assert refused["run_id"] not in by_id
-    quarantined = Warehouse(config.warehouse.path).query(
+    quarantined = Warehouse(config.warehouse.location).query(
         "SELECT run_id, reason, line FROM quarantined_rows"
     )
     assert quarantined["run_id"].to_list() == [refused["run_id"]]

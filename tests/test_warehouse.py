@@ -278,6 +278,23 @@ def test_reads_while_this_process_holds_a_write_connection(warehouse: Warehouse)
 
 
 @on_every_backend
+@pytest.mark.parametrize(
+    ("column", "value"), [("run_status", "exploded"), ("score_strict", "maybe"), ("source", "x")]
+)
+def test_a_row_that_breaks_a_check_is_refused_on_every_backend(
+    warehouse: Warehouse, column: str, value: str
+) -> None:
+    """A lake holds no CHECK constraints; the insert's own guard refuses the same rows the
+    file's CHECKs do, and the rows of the refused batch are not stored either."""
+    good, bad = result().as_row(), {**result().as_row(), column: value}
+    with pytest.raises(WarehouseError, match=f"CHECK constraint failed on probe_results.*{column}"):
+        warehouse.insert_rows("probe_results", [good, bad], key="run_id")
+    assert warehouse.query("SELECT count(*) AS n FROM probe_results")["n"][0] == 0
+    mended = {**bad, column: good[column]}
+    assert warehouse.insert_rows("probe_results", [good, mended], key="run_id") == 2
+
+
+@on_every_backend
 def test_insert_into_a_missing_table_is_a_warehouse_error(warehouse: Warehouse) -> None:
     with pytest.raises(WarehouseError, match="no_such_table"):
         warehouse.insert_frame("no_such_table", pl.DataFrame({"a": [1]}))

@@ -6,6 +6,8 @@ a lake (DuckLake) has none, so this anti-join is what keeps rows unique there.
 
 from __future__ import annotations
 
+from pipeline.warehouse.row_checks import check_guard
+
 __all__ = ["insert_new_sql"]
 
 # Tables that grow for ever, and the time every copy of one of their rows carries: the key
@@ -30,8 +32,11 @@ def insert_new_sql(table: str, source: str, *, key: str) -> str:
     statistics in a lake) skip older data (about 1.5 ms for 500 rows against 10 M). In a
     single file the primary key still stands guard: a duplicate that got past the check
     fails the insert, it is never stored twice. Duplicates inside ``source`` are dropped.
+    A row that breaks one of the table's CHECK constraints fails the insert on both
+    backends (``row_checks``: a lake has no CHECKs of its own).
     """
     existing = f"SELECT {key} FROM {table}"
+    guard = check_guard(table)
     since = _KEY_SINCE.get(table)
     if since is not None:
         existing += f" WHERE {since} >= (SELECT min({since}) FROM _new)"
@@ -39,4 +44,5 @@ def insert_new_sql(table: str, source: str, *, key: str) -> str:
         f"INSERT INTO {table} BY NAME "
         f"WITH _new AS MATERIALIZED (SELECT DISTINCT ON ({key}) * FROM ({source})) "
         f"SELECT _new.* FROM _new ANTI JOIN ({existing}) _old USING ({key})"
+        + ("" if guard is None else f" WHERE {guard}")
     )

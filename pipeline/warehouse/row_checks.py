@@ -1,0 +1,59 @@
+"""The schema's CHECK constraints as a guard that any insert can carry.
+
+A lake cannot hold CHECK constraints (DuckLake 1.0 refuses them; ``lake_schema`` drops
+them), so a row the single file refuses, such as a legacy spool line with an unknown
+``run_status``, would land in a lake unchecked. ``insert_new_sql`` adds the table's
+checks as a filter that raises, as a failed CHECK does, on the first row that breaks
+one; so both backends refuse the same rows and the flush quarantines them alike. A CHECK
+passes on NULL (SQL's unknown), and so does the guard.
+
+The checks are read from the migrations themselves, applied once per process to a
+scratch in-memory DuckDB: the SQL files stay the single source.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import duckdb
+
+__all__ = ["check_guard"]
+
+
+@functools.cache
+def _checks() -> dict[str, tuple[str, ...]]:
+    # Imported here: the migrations' own inserts of reference data use insert_new_sql.
+    from pipeline.warehouse.migrations import load_migrations
+
+    scratch = duckdb.connect(":memory:")
+    try:
+        for migration in load_migrations():
+            scratch.execute(migration.sql)
+        rows = scratch.execute(
+            "SELECT table_name, expression FROM duckdb_constraints()"
+            " WHERE constraint_type = 'CHECK' ORDER BY table_name, constraint_index"
+        ).fetchall()
+    finally:
+        scratch.close()
+    checks: dict[str, tuple[str, ...]] = {}
+    for table, expression in rows:
+        checks[table] = (*checks.get(table, ()), expression)
+    return checks
+
+
+def _quoted(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def check_guard(table: str) -> str | None:
+    """A boolean SQL expression over ``table``'s columns: true where every CHECK passes,
+    an error naming the check where one fails; None for a table without checks."""
+    checks = _checks().get(table)
+    if not checks:
+        return None
+    cases = " ".join(
+        f"WHEN NOT coalesce({expr}, true) THEN "
+        f"error({_quoted(f'CHECK constraint failed on {table}: {expr}')})"
+        for expr in checks
+    )
+    return f"CASE {cases} ELSE true END"
