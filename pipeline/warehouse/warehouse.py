@@ -87,6 +87,11 @@ class Warehouse:
         return self._store.where
 
     @property
+    def location(self) -> Path | Lake:
+        """What this warehouse was opened on: the lake, or the file."""
+        return self.lake if self.lake is not None else self.path
+
+    @property
     def path(self) -> Path:
         """The DuckDB file (a lake has none: that is a WarehouseError)."""
         if self._file is None:
@@ -107,33 +112,30 @@ class Warehouse:
 
     def migrate(self) -> list[str]:
         """Apply pending migrations and refresh changed views; return what was applied."""
-        seen = self._applied_migrations()
+        seen: set[int] = set()  # what the last attempt found applied
+
+        def attempt() -> list[str]:
+            nonlocal seen
+            translate = self._store.translate
+            with self._store.schema_connection() as con:
+                seen = _applied_migrations(con)
+                applied = apply_migrations(con, self._migrations, translate)
+                refresh_views(con, translate)
+                refresh_bundled(con, translate)
+            return applied
 
         def moved_on() -> bool:
             """Another writer applied a migration meanwhile (two sites on a new lake): its
-            tables exist now, so this attempt's CREATE failed; the next one skips them."""
-            nonlocal seen
-            now = self._applied_migrations()
-            grew, seen = now > seen, now
-            return grew
-
-        applied = self._retrying("migration", self._migrate_once, moved_on=moved_on)
-        self._migrated = True
-        return applied
-
-    def _applied_migrations(self) -> set[int]:
-        with self._store.schema_connection() as con:
+            tables exist now, so this attempt's CREATE failed; the next one skips them. A
+            catalog that cannot even be read now is busy too: try again."""
             try:
-                return {int(n) for (n,) in con.execute("SELECT number FROM _migrations").fetchall()}
-            except duckdb.CatalogException:  # a new warehouse
-                return set()
+                with self._store.schema_connection() as con:
+                    return _applied_migrations(con) > seen
+            except duckdb.Error:
+                return True
 
-    def _migrate_once(self) -> list[str]:
-        translate = self._store.translate
-        with self._store.schema_connection() as con:
-            applied = apply_migrations(con, self._migrations, translate)
-            refresh_views(con, translate)
-            refresh_bundled(con, translate)
+        applied = self._retrying("migration", attempt, moved_on=moved_on)
+        self._migrated = True
         return applied
 
     def _retrying(
@@ -252,3 +254,10 @@ class Warehouse:
                 return relation.pl() if relation is not None else pl.DataFrame()
             except duckdb.Error as exc:
                 raise SqlError(one_line(exc)) from exc
+
+
+def _applied_migrations(con: duckdb.DuckDBPyConnection) -> set[int]:
+    try:
+        return {int(n) for (n,) in con.execute("SELECT number FROM _migrations").fetchall()}
+    except duckdb.CatalogException:  # a new warehouse
+        return set()
