@@ -1,5 +1,6 @@
-"""run_analysis end to end on a real DuckDB file: every table written, re-runnable, failures
-recorded, phase changes exposed for alerts, and the ``nerfwatch analyze`` command."""
+"""run_analysis end to end on every backend (a DuckDB file, a lake on SQLite + local data, a
+lake on PostgreSQL + S3): every table written, re-runnable, failures recorded, phase
+changes exposed for alerts; and the ``nerfwatch analyze`` command on a file."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from pipeline.analysis.phase_changes import phase_changes_since
 from pipeline.cli import app
 from pipeline.warehouse import Warehouse, WarehouseError
 from tests.support.planted import START, PlantedPhase, PlantedProvider, generate, releases_frame
+from tests.support.warehouses import on_every_backend
 
 PROVIDERS = [
     PlantedProvider("nova", "Nova", [PlantedPhase(20, 35, 1.4, 2.0, errors=4)], releases=[35]),
@@ -29,6 +31,7 @@ def history(warehouse: Warehouse) -> Warehouse:
     return warehouse
 
 
+@on_every_backend
 def test_run_writes_every_table_under_one_id(history: Warehouse) -> None:
     aid = run_analysis(history)
     run = history.query("SELECT * FROM analysis_runs WHERE analysis_id = ?", [aid])
@@ -60,6 +63,7 @@ def test_run_writes_every_table_under_one_id(history: Warehouse) -> None:
     assert cycles["lead_days"][0] == pytest.approx(15, abs=1)
 
 
+@on_every_backend
 def test_rerun_gets_a_new_id_and_phase_changes_compare_runs(history: Warehouse) -> None:
     first = run_analysis(history)
     changes = phase_changes_since(history, first)
@@ -71,6 +75,7 @@ def test_rerun_gets_a_new_id_and_phase_changes_compare_runs(history: Warehouse) 
     assert counts == 2
 
 
+@on_every_backend
 def test_ongoing_degradation_is_a_phase_change(warehouse: Warehouse) -> None:
     ongoing = [PlantedProvider("nova", "Nova", [PlantedPhase(30, 99, 1.5, 1.5)])]
     warehouse.insert_frame("probe_results", generate(ongoing, 40, seed=4))
@@ -82,6 +87,7 @@ def test_ongoing_degradation_is_a_phase_change(warehouse: Warehouse) -> None:
     assert forecasts.height == 1 and not forecasts["conclusive"][0]
 
 
+@on_every_backend
 def test_no_forecast_once_the_release_has_come(warehouse: Warehouse) -> None:
     """Degraded from day 20, a release on day 30, still degraded at day 40: the release a
     forecast would name has come, so no window is offered (it would lie in the past)."""
@@ -94,6 +100,7 @@ def test_no_forecast_once_the_release_has_come(warehouse: Warehouse) -> None:
     assert forecasts["basis"][0].startswith("no forecast: ") and "released" in forecasts["basis"][0]
 
 
+@on_every_backend
 def test_failure_is_recorded(history: Warehouse) -> None:
     history.execute("DROP TABLE phases")
     with pytest.raises((WarehouseError, duckdb.Error)):
@@ -102,6 +109,7 @@ def test_failure_is_recorded(history: Warehouse) -> None:
     assert run["status"][0] == "failed" and "phases" in run["detail"][0]
 
 
+@on_every_backend
 def test_empty_warehouse_is_a_done_run(warehouse: Warehouse) -> None:
     aid = run_analysis(warehouse)
     assert warehouse.query("SELECT status FROM analysis_runs")["status"][0] == "done"

@@ -8,6 +8,8 @@ database does not stop probing and the spool drains once it lets go.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import json
 import subprocess
 import sys
 import threading
@@ -29,17 +31,20 @@ from pipeline.config import (
     ProviderConfig,
 )
 from pipeline.daemon import Daemon, DaemonStats, DaemonTuning
-from pipeline.warehouse import Warehouse
+from pipeline.warehouse import Lake, Warehouse
 from probes.result import ProbeResult
 from probes.runner import run_probe
 from probes.simulator import SimulatorHandle
 from tests.support.daemon import make_config
 from tests.support.waiting import read_line_async, wait_until_async, within
+from tests.support.warehouses import located_on_every_backend
 
 QUIET = DaemonTuning(install_signals=False, schedule_report=False)
 
 
-def _sim_config(tmp_path: Path, sim: SimulatorHandle, **changes: Any) -> Config:
+def _sim_config(
+    tmp_path: Path, sim: SimulatorHandle, location: Path | Lake | None = None, **changes: Any
+) -> Config:
     providers = tuple(
         ProviderConfig(
             name=name,
@@ -60,7 +65,7 @@ def _sim_config(tmp_path: Path, sim: SimulatorHandle, **changes: Any) -> Config:
         ProbeConfig("json", "json_extract", 300, 0.5, None, names, 256, timeout_s=5.0),
         ProbeConfig("long", "kv_lookup", 16_000, 1.0, None, names, 64, timeout_s=5.0),
     )
-    base = make_config(tmp_path, providers=providers, probes=probes)
+    base = make_config(tmp_path, providers=providers, probes=probes, location=location)
     return replace(base, **changes)
 
 
@@ -91,22 +96,24 @@ class CountingRunner:
 
 
 def _rows(config: Config) -> list[dict[str, Any]]:
-    frame = Warehouse(config.warehouse.path).query(
+    frame = Warehouse(config.warehouse.location).query(
         "SELECT run_id, provider, probe, run_status, skip_reason, error_class, total_ms,"
         " input_tokens, output_tokens, cost_usd FROM probe_results"
     )
     return list(frame.iter_rows(named=True))
 
 
+@located_on_every_backend
 @pytest.mark.parametrize("probe_threads", [0, 2])
 def test_fast_schedule_rows_caps_and_budget(
-    tmp_path: Path, simulator: SimulatorHandle, probe_threads: int
+    tmp_path: Path, simulator: SimulatorHandle, probe_threads: int, warehouse_location: Path | Lake
 ) -> None:
     # Worst case of "long" is 16,064 tokens: sable may spend at most 3 of them (plus shorts).
     budget = BudgetConfig(per_provider={"sable": BudgetLimits(daily_tokens=60_000)})
     config = _sim_config(
         tmp_path,
         simulator,
+        warehouse_location,
         budget=budget,
         daemon=DaemonConfig(
             max_concurrency=3, flush_interval_s=0.2, lock_wait_s=0.2, probe_threads=probe_threads
@@ -137,25 +144,29 @@ def test_fast_schedule_rows_caps_and_budget(
 
 
 _READER_LOOP = """
-import sys, time
-from pipeline.warehouse import Warehouse, WarehouseError
-wh = Warehouse(sys.argv[1])
+import json, sys, time
+from pipeline.warehouse import Lake, Warehouse, WarehouseError
+where = sys.argv[1]
+wh = Warehouse(Lake(**json.loads(where)) if where.startswith("{") else where)
 ok = errors = 0
-deadline = time.monotonic() + float(sys.argv[2])
-while time.monotonic() < deadline:
+deadline = None  # counted from the first answer: a lake's first attach loads extensions
+while deadline is None or time.monotonic() < deadline:
     try:
         wh.query("SELECT provider, count(*) FROM probe_results GROUP BY provider")
         ok += 1
     except WarehouseError as exc:
         errors += 1
         print("ERROR", exc, file=sys.stderr, flush=True)
+    if deadline is None:
+        deadline = time.monotonic() + float(sys.argv[2])
 print(ok, errors, flush=True)
 """
 
 
-def _reader(path: Path, seconds: float) -> subprocess.CompletedProcess[str]:
+def _reader(location: Path | Lake, seconds: float) -> subprocess.CompletedProcess[str]:
+    where = json.dumps(dataclasses.asdict(location)) if isinstance(location, Lake) else location
     return subprocess.run(
-        [sys.executable, "-c", _READER_LOOP, str(path), str(seconds)],
+        [sys.executable, "-c", _READER_LOOP, str(where), str(seconds)],
         capture_output=True,
         text=True,
         timeout=120,
@@ -163,17 +174,18 @@ def _reader(path: Path, seconds: float) -> subprocess.CompletedProcess[str]:
     )
 
 
+@located_on_every_backend
 def test_sql_in_a_loop_from_another_process_never_sees_a_lock_error(
-    tmp_path: Path, simulator: SimulatorHandle
+    tmp_path: Path, simulator: SimulatorHandle, warehouse_location: Path | Lake
 ) -> None:
-    config = _sim_config(tmp_path, simulator)
-    Warehouse(config.warehouse.path).migrate()
+    config = _sim_config(tmp_path, simulator, warehouse_location)
+    Warehouse(config.warehouse.location).migrate()
 
     async def main() -> tuple[DaemonStats, subprocess.CompletedProcess[str]]:
         daemon = Daemon(config, tuning=QUIET)
         task = asyncio.create_task(daemon.run())
         await wait_until_async(lambda: daemon.stats.flushes >= 2, what="daemon flushing")
-        reader = await asyncio.to_thread(_reader, config.warehouse.path, 4.0)
+        reader = await asyncio.to_thread(_reader, config.warehouse.location, 4.0)
         daemon.stop()
         return await within(task, 120, "the daemon to stop"), reader
 

@@ -34,9 +34,10 @@ from pipeline.daemon.alerts import AlertEvent
 from pipeline.daemon.spool import Spool
 from pipeline.daemon.state import open_alerts, today_spend
 from pipeline.daemon.status import DaemonStatus, gather_status
-from pipeline.warehouse import Warehouse
+from pipeline.warehouse import Lake, Warehouse
 from tests.support.daemon import LocalProbe, WebhookReceiver, make_config
 from tests.support.waiting import wait_until_async, within
+from tests.support.warehouses import located_on_every_backend
 
 QUIET = DaemonTuning(install_signals=False, schedule_report=False)
 
@@ -50,15 +51,18 @@ def _run(config: Config, probe: LocalProbe, seconds: float) -> DaemonStats:
 
 
 def _rows(config: Config) -> list[dict[str, Any]]:
-    frame = Warehouse(config.warehouse.path).query(
+    frame = Warehouse(config.warehouse.location).query(
         "SELECT run_id, provider, probe, run_status, skip_reason, input_tokens, output_tokens,"
         " cost_usd FROM probe_results ORDER BY started_at"
     )
     return list(frame.iter_rows(named=True))
 
 
-def test_every_scheduled_run_leaves_exactly_one_row(tmp_path: Path) -> None:
-    config = make_config(tmp_path, every_s=0.5)
+@located_on_every_backend
+def test_every_scheduled_run_leaves_exactly_one_row(
+    tmp_path: Path, warehouse_location: Path | Lake
+) -> None:
+    config = make_config(tmp_path, every_s=0.5, location=warehouse_location)
     stats = _run(config, LocalProbe(latency_s=0.02), 3.0)
     rows = _rows(config)
     assert 8 <= stats.scheduled <= 16  # 2 jobs x 3 s / 0.5 s, give or take the edges

@@ -20,6 +20,7 @@ from probes.ids import new_run_id
 from probes.result import ProbeResult
 from tests.support.lock_holder import holding
 from tests.support.waiting import wait_until
+from tests.support.warehouses import LAKE_BACKENDS
 
 
 def _row(provider: str = "alpha", **extra: object) -> ProbeResult:
@@ -48,9 +49,9 @@ WRITERS = ["connect", "resident", "process"]
 def _writer(kind: str, warehouse: Warehouse, spool: Spool) -> RowWriter:
     if kind == "process":
         return FlushProcess(
-            warehouse.path, lock_wait_s=0.2, spool_dir=spool.directory, reply_timeout_s=120
+            warehouse.location, lock_wait_s=0.2, spool_dir=spool.directory, reply_timeout_s=120
         )
-    own = Warehouse(warehouse.path, lock_wait_s=0.2, resident=kind == "resident")
+    own = Warehouse(warehouse.location, lock_wait_s=0.2, resident=kind == "resident")
     return SegmentWriter(own, spool.directory)
 
 
@@ -95,10 +96,14 @@ def test_torn_tail_is_dropped_and_a_restart_never_appends_to_it(tmp_path: Path) 
     again.close()
 
 
-@pytest.mark.parametrize("kind", WRITERS)
-def test_flush_moves_rows_once_and_replay_is_idempotent(tmp_path: Path, kind: str) -> None:
-    warehouse = Warehouse(tmp_path / "w.duckdb", lock_wait_s=0.2)
-    warehouse.migrate()
+@pytest.mark.parametrize(
+    ("kind", "warehouse"),
+    [*((kind, "duckdb") for kind in WRITERS), *(("process", lake) for lake in LAKE_BACKENDS)],
+    indirect=["warehouse"],
+)
+def test_flush_moves_rows_once_and_replay_is_idempotent(
+    tmp_path: Path, kind: str, warehouse: Warehouse
+) -> None:
     spool = Spool(tmp_path / "spool")
     spool.open()
     rows = [_row(provider=p) for p in ("alpha", "beta") for _ in range(20)]

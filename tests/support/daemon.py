@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -56,8 +56,12 @@ def make_config(
     budget: BudgetConfig | None = None,
     alerts: AlertsConfig | None = None,
     base_url: str = "http://127.0.0.1:9/sim/v1",
+    location: Path | Lake | None = None,
 ) -> Config:
-    """A config with two providers and one short probe each, on a fast interval."""
+    """A config with two providers and one short probe each, on a fast interval.
+
+    ``location``: the warehouse (the ``warehouse_location`` fixture); default a DuckDB file
+    in ``tmp``. The spool is always in ``tmp``."""
     if providers is None:
         providers = tuple(
             ProviderConfig(
@@ -89,7 +93,10 @@ def make_config(
     return Config(
         path=None,
         warehouse=WarehouseConfig(
-            path=tmp / "nerfwatch.duckdb", spool_dir=tmp / "spool", probe_site="test"
+            path=location if isinstance(location, Path) else tmp / "nerfwatch.duckdb",
+            spool_dir=tmp / "spool",
+            probe_site="test",
+            lake=location if isinstance(location, Lake) else None,
         ),
         providers=providers,
         probes=probes,
@@ -276,25 +283,31 @@ def scrape(port: int, name: str) -> float | None:
 
 @contextmanager
 def nerfwatch_run(
-    config: Path, env: dict[str, str] | None = None
+    config: Path, env: dict[str, str] | None = None, output: Path | None = None
 ) -> Iterator[subprocess.Popen[str]]:
     """``nerfwatch run`` as a real process in its own process group (so a test can kill the
-    whole service); killed by its PID at the end if it is still running."""
-    proc = subprocess.Popen(
-        [sys.executable, "-c", _MAIN, "run", "--config", str(config)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=Path(__file__).resolve().parents[2],
-        env=env,
-        start_new_session=True,
-    )
-    try:
-        yield proc
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate(timeout=30)
+    whole service); killed by its PID at the end if it is still running.
+
+    ``output``: a file that collects the daemon's stdout and stderr (appended, so restarts
+    add to it). Use it for long runs: an unread pipe fills at 64 kB and then blocks the
+    daemon's next log line. Without it both are pipes, for ``communicate()``."""
+    with ExitStack() as files:
+        sink = files.enter_context(output.open("a")) if output is not None else subprocess.PIPE
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _MAIN, "run", "--config", str(config)],
+            stdout=sink,
+            stderr=subprocess.STDOUT if output is not None else subprocess.PIPE,
+            text=True,
+            cwd=Path(__file__).resolve().parents[2],
+            env=env,
+            start_new_session=True,
+        )
+        try:
+            yield proc
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate(timeout=30)
 
 
 def every_second_probe(name: str) -> dict[str, object]:

@@ -10,8 +10,11 @@ from pathlib import Path
 __all__ = ["group_local_ports", "open_targets", "processes"]
 
 
-def processes(*, ppid: int | None = None, pgrp: int | None = None) -> list[int]:
-    """PIDs whose parent is ``ppid`` or whose process group is ``pgrp``."""
+def processes(
+    *, ppid: int | None = None, pgrp: int | None = None, living: bool = False
+) -> list[int]:
+    """PIDs whose parent is ``ppid`` or whose process group is ``pgrp``; ``living``: not
+    zombies (a zombie has closed its files and released its locks)."""
     found = []
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
@@ -19,6 +22,8 @@ def processes(*, ppid: int | None = None, pgrp: int | None = None) -> list[int]:
         except OSError:
             continue
         # fields after the name: state, ppid, pgrp, ...
+        if living and fields[0] in ("Z", "X"):
+            continue
         if int(fields[1]) == ppid or int(fields[2]) == pgrp:
             found.append(int(stat.parent.name))
     return found

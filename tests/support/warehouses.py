@@ -1,10 +1,14 @@
 """The ``warehouse`` fixture: a real, migrated warehouse for one test, on any backend.
 
 Without parameters it is a DuckDB file in the test's temp dir. ``on_every_backend``
-parametrizes it over
-``BACKENDS``: the single DuckDB file, a DuckLake on a SQLite catalog with local data, and
+parametrizes it over ``BACKENDS``: the single DuckDB file, a DuckLake on a SQLite catalog
+with local data, and
 a DuckLake on a real PostgreSQL catalog with data on a real S3 server (SeaweedFS), the
 last two started once per session (tests/support/postgres.py, tests/support/seaweedfs.py).
+
+``warehouse_location`` is the same choice before anything is created, for tests that hand
+a location to a daemon's config (``make_config(..., location=...)``) or to another
+process; ``located_on_every_backend`` parametrizes it.
 """
 
 from __future__ import annotations
@@ -18,12 +22,21 @@ from pipeline.warehouse import Lake, Warehouse
 from tests.support.postgres import PostgresServer
 from tests.support.seaweedfs import BUCKET, S3Server
 
-__all__ = ["BACKENDS", "LAKE_BACKENDS", "location_for", "on_every_backend", "warehouse"]
+__all__ = [
+    "BACKENDS",
+    "LAKE_BACKENDS",
+    "located_on_every_backend",
+    "location_for",
+    "on_every_backend",
+    "warehouse",
+    "warehouse_location",
+]
 
 LAKE_BACKENDS = ("ducklake+sqlite+local", "ducklake+postgres+s3")
 BACKENDS = ("duckdb", *LAKE_BACKENDS)
 
 on_every_backend = pytest.mark.parametrize("warehouse", BACKENDS, indirect=True)
+located_on_every_backend = pytest.mark.parametrize("warehouse_location", BACKENDS, indirect=True)
 
 
 def location_for(backend: str, folder: Path, request: pytest.FixtureRequest) -> Path | Lake:
@@ -53,3 +66,9 @@ def warehouse(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Wareho
     wh.migrate()
     yield wh
     wh.close()
+
+
+@pytest.fixture
+def warehouse_location(request: pytest.FixtureRequest, tmp_path: Path) -> Path | Lake:
+    """Where a not-yet-created warehouse lives: a DuckDB file, or the parametrized backend."""
+    return location_for(getattr(request, "param", "duckdb"), tmp_path, request)
