@@ -142,10 +142,14 @@ def test_three_sites_writing_at_once_land_every_row_once(warehouse: Warehouse) -
     assert per_site.rows() == [("frankfurt", 40, 40), ("shanghai", 40, 40), ("virginia", 40, 40)]
 
 
-def test_writers_that_start_on_a_new_lake_at_once_all_migrate_it(tmp_path: Path) -> None:
+@pytest.mark.parametrize("warehouse_location", LAKE_BACKENDS, indirect=True)
+def test_writers_that_start_on_a_new_lake_at_once_all_migrate_it(
+    warehouse_location: Path | Lake,
+) -> None:
     """Each writer migrates the fresh lake first; the catalog refuses all but one commit
     of the same migration, and the others must re-read what is applied, not fail."""
-    catalog, data = f"sqlite:{tmp_path / 'catalog.sqlite'}", str(tmp_path / "data")
+    assert isinstance(warehouse_location, Lake)
+    catalog, data = warehouse_location.catalog, warehouse_location.data_path
     command = [sys.executable, "-m", "tests.support.writer_loop", catalog, "--lake-data", data]
     writers = [
         subprocess.Popen(
@@ -165,7 +169,7 @@ def test_writers_that_start_on_a_new_lake_at_once_all_migrate_it(tmp_path: Path)
                 writer.communicate(timeout=30)
     for writer, (_, errors) in zip(writers, ended, strict=True):
         assert writer.returncode == 0, errors
-    stored = Warehouse(Lake(catalog, data)).query(
+    stored = Warehouse(warehouse_location).query(
         "SELECT count(DISTINCT run_id) AS n FROM probe_results"
     )
     assert stored["n"][0] == 4 * 5

@@ -31,6 +31,10 @@ _CATALOG_EXTENSION = {"sqlite": "sqlite_scanner", "postgres": "postgres_scanner"
 # A commit that failed because another writer was busy in the catalog, or changed what this
 # transaction read; DuckLake retries conflicts itself (ducklake_max_retry_count) but not these.
 _TRANSIENT = ("database is locked", "Transaction conflict", "could not serialize access")
+# Two writers creating a new catalog's schema at once: SQLite says locked; on PostgreSQL
+# the loser's CREATE TABLE meets the winner's ("duplicate key value violates unique
+# constraint pg_type_typname_nsp_index", or "already exists"). Either way, try again.
+_FIRST_SCHEMA_RACE = ("duplicate key value violates unique constraint", "already exists")
 _SECRET = "nerfwatch_lake_s3"  # noqa: S105 (the name DuckDB files the S3 secret under)
 
 
@@ -86,8 +90,9 @@ class LakeStore:
         """A fresh instance with the lake attached as ``warehouse``.
 
         Writers that find a new lake at once all initialise its catalog; SQLite's busy
-        timeout does not cover that first schema, so a locked catalog is tried again for
-        up to ``_ATTACH_WAIT_S`` (the winner's schema is then simply read)."""
+        timeout does not cover that first schema, and on PostgreSQL the losers' CREATE
+        TABLEs fail; so such an attach is tried again for up to ``_ATTACH_WAIT_S`` (the
+        winner's schema is then simply read)."""
         deadline = time.monotonic() + _ATTACH_WAIT_S
         delay = 0.02
         while True:
@@ -97,12 +102,20 @@ class LakeStore:
                 attach_lake(con, self.lake, _ALIAS, read_only=read_only)
             except WarehouseError as exc:
                 con.close()
-                if not any(t in str(exc) for t in _TRANSIENT) or time.monotonic() >= deadline:
+                if not _attach_race(str(exc)) or time.monotonic() >= deadline:
                     raise
             else:
                 return con
             time.sleep(delay)
             delay = min(delay * 2, 0.25)
+
+
+def _attach_race(message: str) -> bool:
+    """Whether a failed attach lost a race with another writer (worth another try)."""
+    if any(text in message for text in _TRANSIENT):
+        return True
+    first_schema = "Failed to initialize DuckLake" in message
+    return first_schema and any(text in message for text in _FIRST_SCHEMA_RACE)
 
 
 def attach_lake(con: duckdb.DuckDBPyConnection, lake: Lake, alias: str, *, read_only: bool) -> None:

@@ -7,8 +7,8 @@ sequences either (the schema uses none). So, per statement:
 
 - ``CREATE TABLE``: executed in a scratch in-memory DuckDB, then re-issued from the scratch
   catalog as names, types, NOT NULL and DEFAULT only. Keys and CHECKs are dropped: rows
-  stay unique by the anti-join of every insert (``pipeline.warehouse.inserts``), and the
-  values CHECKs allowed are the only ones nerfwatch writes.
+  stay unique by the anti-join of every insert (``pipeline.warehouse.inserts``), and every
+  insert carries the table's CHECKs as a guard of its own (``row_checks``).
 - ``CREATE INDEX`` / ``DROP INDEX``: skipped (a lake prunes by file statistics).
 - everything else (``ALTER TABLE ... ADD COLUMN``, views, inserts): unchanged.
 
