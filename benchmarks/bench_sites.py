@@ -127,7 +127,8 @@ def main() -> None:
         with running(None, quiet=True) as sim:
             ports = {s: site_daemon.free_port() for s in sites}
             configs = {s: _config(tmp / s, s, lake, sim, ports[s], args.rate) for s in sites}
-            procs = {s: site_daemon.nerfwatch_run(configs[s], env) for s in sites}
+            logs = {s: tmp / s / "daemon.log" for s in sites}  # a pipe nobody reads fills
+            procs = {s: site_daemon.nerfwatch_run(configs[s], env, logs[s]) for s in sites}
             running_procs = {s: p.__enter__() for s, p in procs.items()}
             try:
                 wait_until(
@@ -154,9 +155,9 @@ def main() -> None:
                 for proc in running_procs.values():
                     proc.send_signal(signal.SIGTERM)
                 for s, proc in running_procs.items():
-                    _, err = proc.communicate(timeout=180)
+                    proc.wait(timeout=180)
                     if proc.returncode != 0:
-                        print(f"{s} exited {proc.returncode}: {err[-1000:]}")
+                        print(f"{s} exited {proc.returncode}: {logs[s].read_text()[-1000:]}")
                 elapsed = time.monotonic() - started
             finally:
                 for p in procs.values():
