@@ -10,9 +10,9 @@ import typer
 from pipeline.commands.common import (
     CONFIG_OPTION,
     DB_OPTION,
+    drift_dir,
     existing_warehouse,
     fail,
-    warehouse_path,
 )
 from pipeline.config.durations import DurationError, parse_duration
 from pipeline.warehouse import WarehouseError
@@ -61,9 +61,8 @@ def analyze(
         fail(f"--source: expected one of {', '.join(SOURCES)}, got {source!r}", 2)
     warehouse = existing_warehouse(config, db)  # analysis adds tables, never a warehouse
     try:
-        folder = warehouse_path(config, db)[0].parent  # where `nerfwatch drift` keeps baselines
         analysis_id = run_analysis(
-            warehouse, since=start, source=source, seed=seed, drift_dir=folder
+            warehouse, since=start, source=source, seed=seed, drift_dir=drift_dir(config, db)
         )
         changes = phase_changes_since(warehouse, analysis_id)
     except WarehouseError as exc:

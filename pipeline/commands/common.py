@@ -79,6 +79,12 @@ def warehouse_path(config: Path | None, db: Path | None) -> tuple[Path, str]:
     return DEFAULT_DB, "default warehouse"
 
 
+def drift_dir(config: Path | None, db: Path | None) -> Path:
+    """Where ``nerfwatch drift`` keeps accepted baselines and ``analyze`` reads them: the
+    folder of the warehouse file (``WarehouseConfig.drift_dir``; --db's folder if given)."""
+    return warehouse_path(config, db)[0].parent
+
+
 def warehouse_location(config: Path | None, db: Path | None) -> tuple[Path | Lake, str]:
     """Like ``warehouse_path``, but a config with ``backend = "ducklake"`` gives its lake."""
     if db is None and (config is not None or DEFAULT_CONFIG.exists()):

@@ -20,10 +20,10 @@ import typer
 from pipeline.commands.common import (
     CONFIG_OPTION,
     DB_OPTION,
+    drift_dir,
     fail,
     load_or_fail,
     provider_or_fail,
-    warehouse_path,
 )
 from pipeline.config import ProviderConfig
 from pipeline.drift.baseline import Baseline, DriftSettings, baseline_path, load, save
@@ -43,8 +43,7 @@ _DEFAULTS = DriftSettings()
 def _target(provider: str, config: Path | None, db: Path | None) -> tuple[ProviderConfig, Path]:
     cfg = load_or_fail(config, check_env=False)
     chosen = provider_or_fail(cfg, provider)
-    folder = warehouse_path(config, db)[0].parent
-    return chosen, baseline_path(folder, chosen.name, chosen.model)
+    return chosen, baseline_path(drift_dir(config, db), chosen.name, chosen.model)
 
 
 def _stored(path: Path) -> Baseline:

@@ -108,6 +108,12 @@ class WarehouseConfig:
         """What ``Warehouse`` opens: the lake if configured, else the file."""
         return self.lake if self.lake is not None else self.path
 
+    @property
+    def drift_dir(self) -> Path:
+        """Where ``nerfwatch drift`` keeps accepted baselines (under ``drift/``): the
+        folder of ``path``, for a lake too (a lake has no folder of its own here)."""
+        return self.path.parent
+
 
 @dataclass(frozen=True, slots=True)
 class ReportConfig:

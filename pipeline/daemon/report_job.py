@@ -3,14 +3,14 @@
 Scheduled from ``[report]`` weekday/time/timezone. Analysis and rendering run in a worker
 thread inside ``Flusher.paused()``, so the job's reads and writes never wait for a flush
 and a flush never waits for the job (the spool just grows for the minutes it takes).
-Found by import so the daemon still runs where the report or analysis packages are absent.
+The analysis and the renderer are imported when the job first runs: they are heavy, and
+a daemon that never reaches its report day need not load them.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import logging
 from collections.abc import Callable
 from contextlib import AbstractContextManager
@@ -36,28 +36,15 @@ __all__ = [
     "analyse_and_render",
 ]
 
-log = logging.getLogger(__name__)
 daemon_log = logging.getLogger("nerfwatch.daemon")  # the weekly job logs as the daemon
 
 JOB_ID = "weekly-report"
-_RENDER = "pipeline.report.render"
-
-
-def _function(module: str, name: str) -> Callable[..., Any] | None:
-    try:
-        found = getattr(importlib.import_module(module), name, None)
-    except ImportError:
-        return None
-    return found if callable(found) else None
 
 
 def add_report_job(scheduler: BaseScheduler, config: Config, job: Callable[..., Any]) -> bool:
     """Schedule ``job`` on the report's weekday and time; False when it cannot run here."""
     report = config.report
     if not report.enabled:
-        return False
-    if _function(_RENDER, "render_weekly") is None:
-        log.info("weekly report not scheduled: pipeline.report.render_weekly is not available")
         return False
     hour, minute = (int(x) for x in report.time.split(":"))
     trigger = CronTrigger(
@@ -107,19 +94,15 @@ def analyse_and_render(
     config: Config, paused: AbstractContextManager[None], now: datetime | None = None
 ) -> WeeklyOutcome:
     """Blocking: refresh the analysis tables, render the report, list phase changes."""
-    render = _function(_RENDER, "render_weekly")
-    if render is None:
-        raise RuntimeError("pipeline.report.render_weekly is not available")
     from pipeline.analysis.orchestrate import run_analysis  # heavy: at the job
+    from pipeline.report.render import render_weekly, report_link
 
     warehouse = Warehouse(config.warehouse.location)
     with paused:
-        folder = config.warehouse.path.parent  # where `nerfwatch drift` keeps baselines
-        changes = _phase_changes(warehouse, run_analysis(warehouse, drift_dir=folder))
-        path = Path(render(config, now=now))
-    link_fn = _function(_RENDER, "report_link")
-    link = str(link_fn(config, path)) if link_fn is not None else str(path.resolve())
-    return WeeklyOutcome(path, link, changes)
+        drift_dir = config.warehouse.drift_dir
+        changes = _phase_changes(warehouse, run_analysis(warehouse, drift_dir=drift_dir))
+        path = Path(render_weekly(config, now=now))
+    return WeeklyOutcome(path, report_link(config, path), changes)
 
 
 class WeeklyReport:
