@@ -8,6 +8,7 @@ import re
 from datetime import timedelta
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 from pipeline.analysis.orchestrate import run_analysis
@@ -55,6 +56,18 @@ def test_one_site_keeps_the_report_as_it_was(warehouse: Warehouse, tmp_path: Pat
     warehouse.insert_frame("probe_results", site_history("frankfurt", 0, True))
     page = _page(warehouse, tmp_path)
     assert 'id="sites"' not in page and "site-scope" not in page
+
+
+def test_a_simulated_history_and_live_probes_are_not_two_sites(
+    warehouse: Warehouse, tmp_path: Path
+) -> None:
+    """The demo's case: simulated history under its own site label beside live probes
+    from this host. Sites are compared within a source, so there is nothing to compare."""
+    live = site_history("thishost", 1, False).with_columns(source=pl.lit("live"))
+    warehouse.insert_frame("probe_results", pl.concat([site_history("frankfurt", 0, True), live]))
+    page = _page(warehouse, tmp_path)
+    assert 'id="sites"' not in page and "site-scope" not in page
+    assert warehouse.query("SELECT count(*) AS n FROM site_phases")["n"][0] == 0
 
 
 def test_undecided_scope_says_the_overlap_could_be_chance() -> None:

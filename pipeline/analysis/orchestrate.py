@@ -155,13 +155,17 @@ def _file_folder(warehouse: Warehouse) -> Path | None:
 def _several_sites(
     warehouse: Warehouse, since: datetime | None, until: datetime | None, source: str | None
 ) -> bool:
-    """Whether the analysed rows come from two probe sites or more (one column's scan,
-    so a single site does not pay for a second hourly aggregation)."""
+    """Whether the analysed rows of one source come from two probe sites or more (a
+    cheap scan, so a single site does not pay for a second hourly aggregation).
+
+    Sites are compared within a source: simulated history is labelled with a site of its
+    own, and a demo's live probes beside it are not a second place probed from."""
     frame = warehouse.query(
-        "SELECT count(DISTINCT coalesce(probe_site, '')) AS n FROM probes "
-        "WHERE ($1::TIMESTAMPTZ IS NULL OR started_at >= $1::TIMESTAMPTZ) "
-        "AND ($2::TIMESTAMPTZ IS NULL OR started_at < $2::TIMESTAMPTZ) "
-        "AND ($3::VARCHAR IS NULL OR source = $3::VARCHAR)",
+        "SELECT coalesce(max(n), 0) AS n FROM ("
+        " SELECT source, count(DISTINCT coalesce(probe_site, '')) AS n FROM probes"
+        " WHERE ($1::TIMESTAMPTZ IS NULL OR started_at >= $1::TIMESTAMPTZ)"
+        " AND ($2::TIMESTAMPTZ IS NULL OR started_at < $2::TIMESTAMPTZ)"
+        " AND ($3::VARCHAR IS NULL OR source = $3::VARCHAR) GROUP BY source)",
         [since, until, source],
     )
     return int(frame["n"][0]) > 1

@@ -76,13 +76,21 @@ FROM probes WHERE started_at >= ? AND started_at < ?
 GROUP BY ALL ORDER BY provider, context_class
 """
 
+# sites_in_a_source: the most sites any one source has this week (sites are compared
+# within a source; simulated history's own site label is not a place probed from).
 _SITE_STATS = """
-SELECT provider, coalesce(probe_site, '') AS probe_site,
+WITH week AS (
+    SELECT provider, coalesce(probe_site, '') AS probe_site, source, ok, ttft_ms, context_class
+    FROM probes WHERE started_at >= ? AND started_at < ?
+)
+SELECT provider, probe_site,
        count(*) AS n, count(*) FILTER (WHERE ok) AS n_ok,
        quantile_cont(ttft_ms, 0.50) FILTER (WHERE ok AND coalesce(context_class, 'short') = 'short')
-           AS ttft_short_p50
-FROM probes WHERE started_at >= ? AND started_at < ?
-GROUP BY ALL ORDER BY provider, probe_site
+           AS ttft_short_p50,
+       (SELECT max(n) FROM (SELECT count(DISTINCT probe_site) AS n FROM week GROUP BY source))
+           AS sites_in_a_source
+FROM week
+GROUP BY provider, probe_site ORDER BY provider, probe_site
 """
 
 _ERRORS_DAILY = """
