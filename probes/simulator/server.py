@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
@@ -211,7 +211,11 @@ async def _handle(state: SimState, request: Request, wire: str) -> Response:
         status, payload = w.error_body("bad_request", None, "unknown provider")
         return JSONResponse(payload, status_code=404, headers=base)
     try:
-        raw = json.loads(await request.body())
+        body = await request.body()
+    except ClientDisconnect:  # the client gave up (its deadline) before sending it all
+        return Response(status_code=499, headers=base)  # nobody reads it
+    try:
+        raw = json.loads(body)
         texts, stream, include_usage, max_tokens = _parse_body(raw, wire)
         spec = _spec(request, wire, texts, stream, include_usage, max_tokens)
         spec = replace(spec, sampling=sampling_of(raw))
