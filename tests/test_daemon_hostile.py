@@ -426,11 +426,9 @@ def _started_then_killed(config: Path) -> None:
         proc.stderr.close()
 
 
-def test_every_start_that_reached_daemon_started_is_recorded(
-    tmp_path: Path, hostile: HostileProvider
-) -> None:
-    """Killed right after starting (no flush, no stop), each session keeps its start."""
-    provider = {
+def _hostile_table(hostile: HostileProvider) -> dict[str, object]:
+    """The hostile provider as a ``[[providers]]`` table, for a daemon run from a file."""
+    return {
         "name": "hostile",
         "format": "openai",
         "base_url": hostile.base_url,
@@ -438,6 +436,13 @@ def test_every_start_that_reached_daemon_started_is_recorded(
         "price_input_per_mtok": 1.0,
         "price_output_per_mtok": 4.0,
     }
+
+
+def test_every_start_that_reached_daemon_started_is_recorded(
+    tmp_path: Path, hostile: HostileProvider
+) -> None:
+    """Killed right after starting (no flush, no stop), each session keeps its start."""
+    provider = _hostile_table(hostile)
     probe = {"name": "hourly", "task": "arithmetic", "context": 200, "every": "1h"}
     config = write_toml(
         tmp_path / "nerfwatch.toml", [provider], [probe], daemon={"flush_interval": "1h"}
@@ -521,14 +526,7 @@ def test_sigterm_while_the_spool_refuses_new_files_exits_zero(
     tmp_path: Path, tiny_fs: Callable[..., Path], hostile: HostileProvider
 ) -> None:
     fs = tiny_fs(size="4m", inodes=64)
-    provider = {
-        "name": "hostile",
-        "format": "openai",
-        "base_url": hostile.base_url,
-        "model": "hostile-model",
-        "price_input_per_mtok": 1.0,
-        "price_output_per_mtok": 4.0,
-    }
+    provider = _hostile_table(hostile)
     probe = {"name": "fast", "task": "arithmetic", "context": 200, "every": "1s"}
     config = write_toml(
         tmp_path / "nerfwatch.toml", [provider], [probe], daemon={"flush_interval": "100ms"}
