@@ -295,6 +295,16 @@ def test_a_row_that_breaks_a_check_is_refused_on_every_backend(
 
 
 @on_every_backend
+def test_a_frame_without_a_checked_column_takes_its_default(warehouse: Warehouse) -> None:
+    """Checks on columns the rows do not carry are left out; the default fills them."""
+    row = result().as_row()
+    frame = pl.DataFrame([{k: v for k, v in row.items() if k not in ("source", "score_strict")}])
+    assert warehouse.insert_frame("probe_results", frame, key="run_id") == 1
+    stored = warehouse.query("SELECT source, score_strict FROM probe_results")
+    assert stored.row(0) == ("live", None)
+
+
+@on_every_backend
 def test_insert_into_a_missing_table_is_a_warehouse_error(warehouse: Warehouse) -> None:
     with pytest.raises(WarehouseError, match="no_such_table"):
         warehouse.insert_frame("no_such_table", pl.DataFrame({"a": [1]}))

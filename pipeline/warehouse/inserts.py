@@ -6,6 +6,8 @@ a lake (DuckLake) has none, so this anti-join is what keeps rows unique there.
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from pipeline.warehouse.row_checks import check_guard
 
 __all__ = ["insert_new_sql"]
@@ -19,7 +21,9 @@ _KEY_SINCE = {
 }
 
 
-def insert_new_sql(table: str, source: str, *, key: str) -> str:
+def insert_new_sql(
+    table: str, source: str, *, key: str, columns: Collection[str] | None = None
+) -> str:
     """``INSERT`` (by column name) of the rows of the query ``source`` whose ``key`` (one
     column or a comma-separated list) is not in ``table`` yet, so replaying a batch adds
     nothing.
@@ -33,10 +37,11 @@ def insert_new_sql(table: str, source: str, *, key: str) -> str:
     single file the primary key still stands guard: a duplicate that got past the check
     fails the insert, it is never stored twice. Duplicates inside ``source`` are dropped.
     A row that breaks one of the table's CHECK constraints fails the insert on both
-    backends (``row_checks``: a lake has no CHECKs of its own).
+    backends (``row_checks``: a lake has no CHECKs of its own); ``columns``, the columns
+    ``source`` yields if not all of the table's, limits the checks to those.
     """
     existing = f"SELECT {key} FROM {table}"
-    guard = check_guard(table)
+    guard = check_guard(table, columns)
     since = _KEY_SINCE.get(table)
     if since is not None:
         existing += f" WHERE {since} >= (SELECT min({since}) FROM _new)"

@@ -14,6 +14,7 @@ scratch in-memory DuckDB: the SQL files stay the single source.
 from __future__ import annotations
 
 import functools
+from collections.abc import Collection
 
 import duckdb
 
@@ -21,7 +22,8 @@ __all__ = ["check_guard"]
 
 
 @functools.cache
-def _checks() -> dict[str, tuple[str, ...]]:
+def _checks() -> dict[str, tuple[tuple[str, frozenset[str]], ...]]:
+    """Per table, each CHECK's expression and the columns it reads."""
     # Imported here: the migrations' own inserts of reference data use insert_new_sql.
     from pipeline.warehouse.migrations import load_migrations
 
@@ -30,14 +32,14 @@ def _checks() -> dict[str, tuple[str, ...]]:
         for migration in load_migrations():
             scratch.execute(migration.sql)
         rows = scratch.execute(
-            "SELECT table_name, expression FROM duckdb_constraints()"
+            "SELECT table_name, expression, constraint_column_names FROM duckdb_constraints()"
             " WHERE constraint_type = 'CHECK' ORDER BY table_name, constraint_index"
         ).fetchall()
     finally:
         scratch.close()
-    checks: dict[str, tuple[str, ...]] = {}
-    for table, expression in rows:
-        checks[table] = (*checks.get(table, ()), expression)
+    checks: dict[str, tuple[tuple[str, frozenset[str]], ...]] = {}
+    for table, expression, columns in rows:
+        checks[table] = (*checks.get(table, ()), (expression, frozenset(columns)))
     return checks
 
 
@@ -45,10 +47,16 @@ def _quoted(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def check_guard(table: str) -> str | None:
+def check_guard(table: str, columns: Collection[str] | None = None) -> str | None:
     """A boolean SQL expression over ``table``'s columns: true where every CHECK passes,
-    an error naming the check where one fails; None for a table without checks."""
-    checks = _checks().get(table)
+    an error naming the check where one fails; None when no check applies.
+
+    ``columns``: the columns the inserted rows carry (None: all of them). A check on a
+    column they lack is left out: the insert gives that column its default, which the
+    schema's own checks allow."""
+    checks = [
+        expr for expr, reads in _checks().get(table, ()) if columns is None or reads <= set(columns)
+    ]
     if not checks:
         return None
     cases = " ".join(

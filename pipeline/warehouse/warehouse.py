@@ -31,6 +31,7 @@ from pipeline.warehouse.migrations import (
     refresh_bundled,
     refresh_views,
 )
+from pipeline.warehouse.row_checks import check_guard
 from pipeline.warehouse.transactions import rollback
 
 __all__ = ["Warehouse"]
@@ -175,10 +176,14 @@ class Warehouse:
         With ``key``, the insert is idempotent: duplicates inside the frame and rows
         already present are skipped, so replaying a batch is harmless.
         """
-        if key is None:
-            return self._insert(table, frame, [], f"INSERT INTO {table} BY NAME {_INCOMING}")
+        if key is None:  # the CHECKs still hold, on a lake too (row_checks)
+            guard = check_guard(table, frame.columns)
+            where = "" if guard is None else f" WHERE {guard}"
+            return self._insert(table, frame, [], f"INSERT INTO {table} BY NAME {_INCOMING}{where}")
         frame = frame.unique(subset=[key], keep="first", maintain_order=True)
-        return self._insert(table, frame, [], insert_new_sql(table, _INCOMING, key=key))
+        return self._insert(
+            table, frame, [], insert_new_sql(table, _INCOMING, key=key, columns=frame.columns)
+        )
 
     def replace_rows(
         self, table: str, frame: pl.DataFrame, *, key: list[str], replace_where: str
@@ -191,7 +196,12 @@ class Warehouse:
             f"DELETE FROM {table} WHERE {replace_where} AND ({cols}) IN "
             f"(SELECT ({cols}) FROM _incoming)"
         )
-        return self._insert(table, frame, [delete], insert_new_sql(table, _INCOMING, key=cols))
+        return self._insert(
+            table,
+            frame,
+            [delete],
+            insert_new_sql(table, _INCOMING, key=cols, columns=frame.columns),
+        )
 
     def _insert(self, table: str, frame: pl.DataFrame, before: list[str], insert: str) -> int:
         """Register ``frame`` as ``_incoming``, run ``before`` statements, then ``insert``,
