@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from pipeline.analysis.changepoints import confirm, detect
+from pipeline.analysis.changepoints.spread import spread_breaks
 
 
 def _near(found: list[int], truth: list[int], margin: int = 5) -> bool:
@@ -20,7 +21,12 @@ def _near(found: list[int], truth: list[int], margin: int = 5) -> bool:
     strict=True,
     reason="open: a long S-curve or exponential is not a quadratic over the merged window; "
     "one break survives (the old detect() gave the same failure). A cubic-spline null "
-    "(0-3 knots, BIC) fixes it but absorbs real kinks and crashes (development F1 -0.01)",
+    "(0-3 knots, BIC) fixes it but absorbs real kinks and crashes (development F1 -0.01). "
+    "A second merge of the survivors against a smooth rival (polynomial of degree <= 10, "
+    "one per 20 points, by BIC; the change kept only if significant beyond a rival that "
+    "beats it by 10 BIC) fixes it and lifts the development set to 0.696 / 0.647, but on "
+    "bench_analysis_accuracy's 180-day hourly histories the rival also wins against real "
+    "multi-stage onsets (by up to 300 BIC): F1 +-24 h 0.91 -> 0.90, +-72 h 0.98 -> 0.96",
 )
 @pytest.mark.parametrize("seed", range(3))
 def test_smooth_curves_have_no_change_points(seed: int) -> None:
@@ -40,7 +46,7 @@ def test_a_level_shift_is_kept_beside_a_spread_change() -> None:
     assert _near(detect(level + noise), [120, 250], margin=8)
 
 
-@pytest.mark.parametrize("seed", [0, 2])
+@pytest.mark.parametrize("seed", [0, 1, 2])
 def test_a_crash_on_a_rising_price_is_found(seed: int) -> None:
     rng = np.random.default_rng(30 + seed)
     n, crash = 400, 260
@@ -48,6 +54,29 @@ def test_a_crash_on_a_rising_price_is_found(seed: int) -> None:
     fall = np.clip((t - crash + 1) / 3.0, 0.0, 1.0) * 0.35  # -35 % over three days
     log_price = 1.2 * t / n + np.log1p(-fall) + np.cumsum(rng.normal(0, 0.01, n))
     assert _near(detect(100.0 * np.exp(log_price)), [crash])
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_noise_in_proportion_to_a_growing_level_is_not_a_spread_change(seed: int) -> None:
+    """A price that grows 4.5-fold with 5 % noise: its spread grows with it, unchanged on
+    the log scale (the crash test's seed 1 had a false spread change for this reason)."""
+    rng = np.random.default_rng(70 + seed)
+    t = np.arange(400)
+    x = 100.0 * np.exp(1.5 * t / 400) * (1.0 + 0.05 * rng.normal(size=t.size))
+    assert spread_breaks(x, [], 5) == []
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_spread_changes_on_positive_series_are_still_found(seed: int) -> None:
+    """Additive noise far from zero (sd 1 -> 4 around 100), and proportional noise whose
+    coefficient of variation changes (2 % -> 8 % on a growing level)."""
+    rng = np.random.default_rng(80 + seed)
+    t = np.arange(400)
+    additive = 100.0 + np.where(t < 200, 1.0, 4.0) * rng.normal(size=t.size)
+    cv = np.where(t < 200, 0.02, 0.08)
+    proportional = 100.0 * np.exp(1.5 * t / 400) * (1.0 + cv * rng.normal(size=t.size))
+    assert _near(spread_breaks(additive, [], 5), [200], margin=15)
+    assert _near(spread_breaks(proportional, [], 5), [200], margin=15)
 
 
 def test_a_trend_in_a_noisy_regime_is_not_cut_into_steps() -> None:

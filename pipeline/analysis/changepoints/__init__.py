@@ -28,11 +28,13 @@ change: growth, saturation and decay are each one segment unless they break.
    neighbours are re-tested (a heap): O(k log k) tests. On a smooth trend with no break
    the candidates fail this test, so none is reported.
 4. **Spread changes** (``spread.spread_breaks``) are searched on second differences, which
-   no trend can inflate. Then each spread regime is standardised by its own noise scale
-   and searched again; its candidates are *added* to those of the whole series (never
-   replacing them) and all are confirmed together, the spread changes being fixed edges;
-   two neighbouring pooled candidates must then also be significant jointly, or the
-   weaker one goes (a chance pair bounding a short stretch would vouch for itself).
+   no trend can inflate (of ``log x`` where a positive series' noise grows in proportion
+   to its level, as a price's does, so that growth or a crash is not a spread change).
+   Then each spread regime is standardised by its own noise scale and searched again; its
+   candidates are *added* to those of the whole series (never replacing them) and all are
+   confirmed together, the spread changes being fixed edges; two neighbouring pooled
+   candidates must then also be significant jointly, or the weaker one goes (a chance pair
+   bounding a short stretch would vouch for itself).
 
 Assumptions: changes are abrupt in level or slope; a smooth curve is locally quadratic
 over the span between neighbouring changes; the noise is stationary between changes.

@@ -6,6 +6,15 @@ the noise), so a growing trend cannot pass for growing noise. Their log squares 
 variance ratio into a mean shift, searched by binary segmentation; each candidate is then
 confirmed by a rank Brown-Forsythe test (Mann-Whitney on absolute second differences) and
 must change the spread by a factor of at least 1.6.
+
+**Multiplicative noise.** The noise of a price, a population or a count often scales with
+its level, so a series that doubles doubles its spread, and a crash halves it, with no
+change in the process. The noise scale is modelled as ``level ** lam`` with ``lam`` 0
+(additive) or 1 (multiplicative): for a strictly positive series ``lam`` is estimated as
+the least-squares slope of ``log |second difference|`` on the log of the local level (a
+running median of 5) and rounded to the nearer model; where it is multiplicative the
+spread is searched on ``log x``, whose noise is then additive. A series that touches zero
+or goes negative is taken as additive.
 """
 
 from __future__ import annotations
@@ -35,6 +44,7 @@ def spread_breaks(x: FloatArray, level_breaks: list[int], min_size: int) -> list
     n = x.size
     if n < _MIN_POINTS:
         return []
+    x = _additive_scale(x)
     d2 = x[:-2] - 2.0 * x[1:-1] + x[2:]
     typical = float(np.median(np.abs(d2)))
     if typical <= 0:
@@ -62,6 +72,22 @@ def spread_breaks(x: FloatArray, level_breaks: list[int], min_size: int) -> list
         if np.isfinite(p) and p <= ALPHA / max(len(cands), 1):
             out.append(c)
     return out
+
+
+def _additive_scale(x: FloatArray) -> FloatArray:
+    """``log x`` if the noise of ``x`` (strictly positive) grows in proportion to its level,
+    else ``x`` (see the module docstring)."""
+    if x.size < _MIN_POINTS or float(np.min(x)) <= 0:
+        return x
+    d2 = np.abs(x[:-2] - 2.0 * x[1:-1] + x[2:])
+    windows = np.lib.stride_tricks.sliding_window_view(x, 5)
+    level = np.log(np.median(windows, axis=1))  # the level at x[2:-2], the d2 at 1..n-4
+    spread = d2[1:-1]
+    keep = spread > 0
+    if keep.sum() < _MIN_POINTS // 2 or np.ptp(level[keep]) <= 0:
+        return x
+    lam = float(np.polyfit(level[keep], np.log(spread[keep]), 1)[0])
+    return np.log(x) if lam > 0.5 else x
 
 
 def regimes(n: int, breaks: list[int]) -> list[tuple[int, int]]:
