@@ -1,4 +1,5 @@
-"""`nerfwatch sql` and `nerfwatch releases` on real warehouse files."""
+"""`nerfwatch sql` and `nerfwatch releases` on real warehouse files, and the canned queries
+on both lake backends."""
 
 from __future__ import annotations
 
@@ -17,7 +18,10 @@ from pipeline.resources import sql_dir
 from pipeline.warehouse import Warehouse
 from pipeline.warehouse.queries import canned_queries, query_header
 from tests.support.lock_holder import holding
+from tests.support.planted import PlantedProvider, generate
 from tests.support.waiting import read_line
+from tests.support.warehouses import LAKE_BACKENDS
+from tests.test_config import VALID
 
 runner = CliRunner()
 
@@ -76,6 +80,34 @@ def test_every_canned_query_has_a_header_and_runs(warehouse: Warehouse, name: st
     assert header.get("name") == name and header.get("answers", "").endswith("?")
     code, out = nerfwatch("sql", name, "--db", str(warehouse.path), "-f", "csv")
     assert code == 0, out
+
+
+@pytest.mark.parametrize("warehouse", LAKE_BACKENDS, indirect=True)
+def test_sql_analyze_and_report_follow_a_config_that_names_a_lake(
+    warehouse: Warehouse, tmp_path: Path
+) -> None:
+    lake = warehouse.lake
+    assert lake is not None
+    warehouse.insert_frame("probe_results", generate([PlantedProvider("nova", "Nova")], 2, seed=1))
+    lines = f'backend = "ducklake"\ncatalog = "{lake.catalog}"\ndata_path = "{lake.data_path}"'
+    config = tmp_path / "nerfwatch.toml"
+    config.write_text(
+        VALID.replace('path = "data/nw.duckdb"', f'path = "data/nw.duckdb"\n{lines}', 1)
+    )
+    for name in sorted(canned_queries()):
+        code, out = nerfwatch("sql", name, "--config", str(config), "-f", "csv")
+        assert code == 0, f"{name}: {out}"
+    code, out = nerfwatch("sql", "long_context_penalty_daily", "--config", str(config), "-f", "csv")
+    assert len(out.splitlines()) > 1, out  # the planted rows were read from the lake
+    code, out = nerfwatch("analyze", "--config", str(config))
+    assert code == 0 and "done" in out, out
+    reports = tmp_path / "reports"
+    code, out = nerfwatch(
+        "report", "--config", str(config), "--week", "2026-W02", "-o", str(reports)
+    )
+    assert code == 0, out
+    assert "nova" in (reports / "nerfwatch-2026-W02.html").read_text(encoding="utf-8")
+    assert not (tmp_path / "data" / "nw.duckdb").exists()
 
 
 def test_sql_reports_a_held_lock_in_one_line(warehouse: Warehouse) -> None:
