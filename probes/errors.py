@@ -145,7 +145,7 @@ RULES: tuple[Rule, ...] = (
     # Google RPC status (Gemini)
     _r("RESOURCE_EXHAUSTED", "rate_limited"),
     _r("UNAVAILABLE", "overloaded"),
-    _r("UNAUTHENTICATED PERMISSION_DENIED", "auth"),
+    _r("UNAUTHENTICATED PERMISSION_DENIED API_KEY_INVALID", "auth"),
     _r("INTERNAL DEADLINE_EXCEEDED", "server_error"),
     # Preset-specific readings of a bare status
     _r("", "quota_exhausted", status=403, preset="moonshot"),
@@ -174,6 +174,8 @@ _MESSAGE_RULES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"insufficient (balance|credit|quota)|exceeded your current quota|"
                 r"spend limit|no resource package|recharge", re.I), "quota_exhausted"),
     (re.compile(r"overload|high load|too busy|too much traffic|capacity", re.I), "overloaded"),
+    # Gemini says a bad key with 400 INVALID_ARGUMENT, which alone would read as bad_request.
+    (re.compile(r"api key not valid|invalid api[ _-]?key", re.I), "auth"),
     (re.compile(r"high risk|content (filter|policy)|sensitive|moderation", re.I),
      "content_filter"),
 )  # fmt: skip

@@ -208,6 +208,8 @@ def error_fields(body: Any) -> ProviderError | None:
         for detail in details if isinstance(details, list) else [details]:
             if isinstance(detail, dict) and detail.get("error_code"):
                 codes.insert(0, str(detail["error_code"]))
+            if isinstance(detail, dict) and detail.get("reason"):  # google.rpc.ErrorInfo
+                codes.append(str(detail["reason"]))
         message = str(err.get("message") or "")
     elif isinstance(err, str) and err:
         message = err
