@@ -89,10 +89,12 @@ def test_no_signal_reaches_it():
 """
 
 
-def _session(tmp_path: Path, tests: str, deadline_s: float) -> tuple[int, str, float, list[int]]:
+def _session(
+    tmp_path: Path, tests: str, deadline_s: float, conftest: str = ""
+) -> tuple[int, str, float, list[int]]:
     """Run pytest on ``tests`` in a child session; its exit status, output, seconds and
     the pids of the processes its tests started."""
-    (tmp_path / "conftest.py").write_text(_CONFTEST)
+    (tmp_path / "conftest.py").write_text(_CONFTEST + textwrap.dedent(conftest))
     (tmp_path / "pytest.ini").write_text(
         f"[pytest]\ntimeout = {TIMEOUT_S}\ntimeout_grace = {GRACE_S}\n"
     )
@@ -158,3 +160,24 @@ def test_a_test_no_signal_reaches_ends_the_session_and_its_children(tmp_path: Pa
     assert "test_no_signal_reaches_it" in out and "time.sleep(3600)" in out  # its stack
     assert len(children) == 1 and not _alive(children[0])
     assert seconds > TIMEOUT_S + GRACE_S  # ended by the guard's hard stop, after its grace
+
+
+_SLOW_CLEANUP = f"""
+import time
+
+def pytest_configure(config):
+    # runs after every pytest_unconfigure hook, before pytest flushes its output
+    config.add_cleanup(lambda: time.sleep({GRACE_S} + 600))
+"""
+
+
+def test_a_session_ended_after_its_summary_keeps_the_summary(tmp_path: Path) -> None:
+    # A main thread held up after the session has its summary in stdout's buffer when
+    # the exit deadline ends the process; the exit flushes it first.
+    status, out, seconds, _ = _session(
+        tmp_path, "def test_fine():\n    assert True\n", deadline_s=600, conftest=_SLOW_CLEANUP
+    )
+    assert f"the session finished but threads still run {GRACE_S}s later" in out, out
+    assert "1 passed" in out, out
+    assert status == 1, out  # a session held up past its end fails, though its tests passed
+    assert seconds < 600

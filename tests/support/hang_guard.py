@@ -24,6 +24,8 @@ are found in /proc (Linux, like the daemon's own process checks).
 from __future__ import annotations
 
 import contextlib
+import gc
+import linecache
 import os
 import signal
 import sys
@@ -67,7 +69,7 @@ class Deadline:
     finished: threading.Event = field(default_factory=threading.Event)
     expired: bool = False
     delivered: bool = False  # a phase that ran past the deadline has ended
-    stacks: str = ""
+    stacks: Stacks | None = None
 
     @property
     def message(self) -> str:
@@ -76,9 +78,10 @@ class Deadline:
     def watch(self) -> None:
         if self.finished.wait(self.timeout):
             return
-        self.stacks = _format_stacks()
-        self.expired = True
-        _kill(descendants(started_since=self.started))
+        with _prompt_switches():
+            self.stacks = Stacks.now()
+            self.expired = True
+            _kill(descendants(started_since=self.started))
         ends_at = time.monotonic() + self.grace
         main = threading.main_thread().ident
         assert main is not None
@@ -95,7 +98,7 @@ class Deadline:
         _emergency_exit(
             self.item.config,
             f"{self.message} and did not end {self.grace:g}s later; ending the session",
-            _format_stacks(),
+            Stacks.now(),
         )
 
 
@@ -158,9 +161,16 @@ def pytest_runtest_makereport(
     if report.passed and report.when == "call":  # it caught the timeout and carried on
         report.outcome = "failed"
         report.longrepr = deadline.message
-    if deadline.stacks:
-        report.sections.append(("Stacks at the deadline", deadline.stacks))
-        deadline.stacks = ""
+    if deadline.stacks is not None:
+        report.sections.append(("Stacks at the deadline", deadline.stacks.format()))
+        deadline.stacks = None
+    if report.when == "teardown":
+        # What the interrupted test left (an event loop's subprocess transports, say) is
+        # finalised now rather than at some later allocation. On Python 3.11 a finaliser
+        # that fails inside the AST constructor (pytest formats its traceback, which
+        # parses source) breaks that parse with "AST constructor recursion depth
+        # mismatch": it broke the session's summary once, in a lazy import.
+        gc.collect()
     return report
 
 
@@ -181,7 +191,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         _emergency_exit(
             config,
             f"the session finished but threads still run {grace:g}s later: {names}",
-            _format_stacks(),
+            Stacks.now(),
             status=status or 1,
         )
 
@@ -220,23 +230,108 @@ def _kill(pids: set[int]) -> None:
             os.kill(pid, signal.SIGKILL)
 
 
-def _format_stacks() -> str:
-    names = {t.ident: t.name for t in threading.enumerate()}
-    here = threading.get_ident()
-    return "".join(
-        f"--- thread {names.get(ident, ident)} ---\n" + "".join(traceback.format_stack(frame))
-        for ident, frame in sys._current_frames().items()
-        if ident != here
-    )
+@contextlib.contextmanager
+def _prompt_switches() -> Generator[None, None, None]:
+    """Let a watcher thread get the GIL back quickly after each file it reads.
+
+    A test spinning in Python keeps the GIL for a whole switch interval (5 ms) every
+    time the watcher gives it up for a read, and finding the test's children reads
+    every process's /proc/N/stat: one minute under a busy event loop, against a
+    fraction of a second at 0.1 ms.
+    """
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(_PROMPT_SWITCH_S)
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(before)
 
 
-def _emergency_exit(config: pytest.Config, why: str, stacks: str, status: int = 1) -> None:
-    """Kill every child process, say why on the real stderr, and exit at once."""
+_PROMPT_SWITCH_S = 0.0001
+
+
+@dataclass
+class Stacks:
+    """Every other thread's stack, taken without reading a source file.
+
+    A watcher thread must not look up source lines: each file read gives up the GIL,
+    and a test spinning in Python takes it back for a whole switch interval, so
+    formatting a few dozen frames took minutes. Lines are looked up when the stacks are
+    formatted: in the main thread once the test has let go, or for the innermost
+    frames only in an emergency exit.
+    """
+
+    threads: list[tuple[str, list[traceback.FrameSummary]]]
+
+    @classmethod
+    def now(cls) -> Stacks:
+        names = {t.ident: t.name for t in threading.enumerate()}
+        here = threading.get_ident()
+        return cls(
+            [
+                (names.get(ident, str(ident)), _frames(frame))
+                for ident, frame in sys._current_frames().items()
+                if ident != here
+            ]
+        )
+
+    def format(self, lines_per_thread: int | None = None) -> str:
+        """The stacks as Python prints them, with the source line of every frame, or of
+        only the innermost ``lines_per_thread`` frames of each thread."""
+        out = []
+        for name, frames in self.threads:
+            out.append(f"--- thread {name} ---\n")
+            looked_up_from = 0 if lines_per_thread is None else len(frames) - lines_per_thread
+            for depth, frame in enumerate(frames):
+                out.append(f'  File "{frame.filename}", line {frame.lineno}, in {frame.name}\n')
+                line = ""
+                if depth >= looked_up_from:
+                    line = linecache.getline(frame.filename, frame.lineno or 0)
+                if line.strip():
+                    out.append(f"    {line.strip()}\n")
+        return "".join(out)
+
+
+def _frames(frame: FrameType) -> list[traceback.FrameSummary]:
+    """The frames of one stack, outermost first. No file is read or even checked:
+    ``StackSummary.extract`` would stat every file, giving up the GIL each time."""
+    frames = [
+        traceback.FrameSummary(f.f_code.co_filename, lineno, f.f_code.co_name, lookup_line=False)
+        for f, lineno in traceback.walk_stack(frame)
+    ]
+    return frames[::-1]
+
+
+def _emergency_exit(config: pytest.Config, why: str, stacks: Stacks, status: int = 1) -> None:
+    """Kill every child process, say why on the real stderr, and exit at once, keeping
+    what pytest already printed (its summary may still sit in stdout's buffer)."""
+    sys.setswitchinterval(_PROMPT_SWITCH_S)  # for good: the process ends here
     _kill(descendants())
     capture = config.pluginmanager.getplugin("capturemanager")
     try:
         if capture is not None:
             capture.suspend_global_capture(in_=True)
     finally:
-        os.write(2, f"\n{why}\n{stacks}\n{why}\n".encode(errors="replace"))
+        _flush_standard_streams(config, within_s=2.0)
+        text = stacks.format(lines_per_thread=_EMERGENCY_LINES)
+        os.write(2, f"\n{why}\n{text}\n{why}\n".encode(errors="replace"))
         os._exit(status)
+
+
+def _flush_standard_streams(config: pytest.Config, within_s: float) -> None:
+    """Flush pytest's terminal and the standard streams from a helper thread: a main
+    thread stuck mid-write holds the stream's lock, and an exit must not wait long."""
+
+    def flush() -> None:
+        for stream in (config.get_terminal_writer(), sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):  # closed, or replaced by a capture
+                stream.flush()
+
+    flusher = threading.Thread(target=flush, name="flush before exit", daemon=True)
+    flusher.start()
+    flusher.join(within_s)
+
+
+# An emergency exit may come while the test spins in Python, when every source file
+# read costs a GIL switch interval or more: look up only the frames that say where.
+_EMERGENCY_LINES = 3
