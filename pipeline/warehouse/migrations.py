@@ -12,6 +12,7 @@ are on both.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Callable, Sequence
@@ -68,6 +69,23 @@ def load_migrations(directory: Path | None = None) -> list[Migration]:
         seen[number] = path.name
         migrations.append(Migration(number, path.stem, path.read_text(encoding="utf-8")))
     return migrations
+
+
+def schema_catalog(query: str) -> list[tuple[Any, ...]]:
+    """Rows of a catalog query (``duckdb_tables()``, ``duckdb_constraints()``, ...) on the
+    schema the migrations define, so keys and checks are read from the SQL files rather
+    than restated in Python. The tables live in database ``memory``."""
+    with _schema_database().cursor() as cursor:
+        return cursor.execute(query).fetchall()
+
+
+@functools.cache
+def _schema_database() -> duckdb.DuckDBPyConnection:
+    """A scratch in-memory DuckDB with every migration applied, built once per process."""
+    scratch = duckdb.connect(":memory:")
+    for migration in load_migrations():
+        scratch.execute(migration.sql)
+    return scratch
 
 
 def _load_views(directory: Path | None = None) -> dict[str, str]:

@@ -7,16 +7,14 @@ checks as a filter that raises, as a failed CHECK does, on the first row that br
 one; so both backends refuse the same rows and the flush quarantines them alike. A CHECK
 passes on NULL (SQL's unknown), and so does the guard.
 
-The checks are read from the migrations themselves, applied once per process to a
-scratch in-memory DuckDB: the SQL files stay the single source.
+The checks are read from the migrations themselves (``schema_catalog``): the SQL files
+stay the single source.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Collection
-
-import duckdb
 
 __all__ = ["check_guard"]
 
@@ -25,18 +23,12 @@ __all__ = ["check_guard"]
 def _checks() -> dict[str, tuple[tuple[str, frozenset[str]], ...]]:
     """Per table, each CHECK's expression and the columns it reads."""
     # Imported here: the migrations' own inserts of reference data use insert_new_sql.
-    from pipeline.warehouse.migrations import load_migrations
+    from pipeline.warehouse.migrations import schema_catalog
 
-    scratch = duckdb.connect(":memory:")
-    try:
-        for migration in load_migrations():
-            scratch.execute(migration.sql)
-        rows = scratch.execute(
-            "SELECT table_name, expression, constraint_column_names FROM duckdb_constraints()"
-            " WHERE constraint_type = 'CHECK' ORDER BY table_name, constraint_index"
-        ).fetchall()
-    finally:
-        scratch.close()
+    rows = schema_catalog(
+        "SELECT table_name, expression, constraint_column_names FROM duckdb_constraints()"
+        " WHERE constraint_type = 'CHECK' ORDER BY table_name, constraint_index"
+    )
     checks: dict[str, tuple[tuple[str, frozenset[str]], ...]] = {}
     for table, expression, columns in rows:
         checks[table] = (*checks.get(table, ()), (expression, frozenset(columns)))

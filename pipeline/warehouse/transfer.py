@@ -22,7 +22,7 @@ import duckdb
 from pipeline.warehouse.ducklake import attach_lake
 from pipeline.warehouse.errors import WarehouseError, cannot_open, one_line
 from pipeline.warehouse.lake import Lake
-from pipeline.warehouse.migrations import apply_migrations
+from pipeline.warehouse.migrations import schema_catalog
 from pipeline.warehouse.transactions import rollback
 from pipeline.warehouse.warehouse import Warehouse
 
@@ -46,19 +46,14 @@ class TableCopy:
 
 def table_keys() -> dict[str, list[str]]:
     """Every data table and the columns that identify its rows, from the migrations."""
-    scratch = duckdb.connect(":memory:")
-    try:
-        apply_migrations(scratch)
-        rows = scratch.execute(
-            "SELECT t.table_name, any_value(k.constraint_column_names),"
-            " bool_or(c.column_name = 'analysis_id')"
-            " FROM duckdb_tables() t JOIN duckdb_columns() c USING (database_name, table_name)"
-            " LEFT JOIN duckdb_constraints() k ON k.database_name = t.database_name"
-            " AND k.table_name = t.table_name AND k.constraint_type = 'PRIMARY KEY'"
-            " WHERE t.database_name = 'memory' GROUP BY ALL ORDER BY 1"
-        ).fetchall()
-    finally:
-        scratch.close()
+    rows = schema_catalog(
+        "SELECT t.table_name, any_value(k.constraint_column_names),"
+        " bool_or(c.column_name = 'analysis_id')"
+        " FROM duckdb_tables() t JOIN duckdb_columns() c USING (database_name, table_name)"
+        " LEFT JOIN duckdb_constraints() k ON k.database_name = t.database_name"
+        " AND k.table_name = t.table_name AND k.constraint_type = 'PRIMARY KEY'"
+        " WHERE t.database_name = 'memory' GROUP BY ALL ORDER BY 1"
+    )
     keys: dict[str, list[str]] = {}
     for table, primary, has_analysis_id in rows:
         if table in _BOOKKEEPING:
