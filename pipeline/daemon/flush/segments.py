@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import json
 import logging
@@ -98,18 +99,25 @@ def _read_json(columns: dict[str, str]) -> str:
 
 
 _PROBE_COLUMNS = {name: _duckdb_type(t) for name, t in PROBE_SCHEMA.items()}
-_INSERT_JSON = insert_new_sql(
-    "probe_results",
-    f"SELECT * EXCLUDE ({SPOOL_TABLE}) FROM {_read_json(_PROBE_COLUMNS)} "
-    f"WHERE {SPOOL_TABLE} IS NULL",
-    key="run_id",
-)
-_INSERT_EVENTS_JSON = insert_new_sql(
-    EVENT_TABLE,
-    f"SELECT * EXCLUDE ({SPOOL_TABLE}) FROM {_read_json(EVENT_SCHEMA)} "
-    f"WHERE {SPOOL_TABLE} = '{EVENT_TABLE}'",
-    key="event_id",
-)
+
+
+@functools.cache
+def _insert_spooled() -> tuple[str, str]:
+    """The inserts of spooled probe rows and events (built on first use: the checks they
+    carry come from the schema, which is not worth reading at import)."""
+    probes = insert_new_sql(
+        "probe_results",
+        f"SELECT * EXCLUDE ({SPOOL_TABLE}) FROM {_read_json(_PROBE_COLUMNS)} "
+        f"WHERE {SPOOL_TABLE} IS NULL",
+        key="run_id",
+    )
+    events = insert_new_sql(
+        EVENT_TABLE,
+        f"SELECT * EXCLUDE ({SPOOL_TABLE}) FROM {_read_json(EVENT_SCHEMA)} "
+        f"WHERE {SPOOL_TABLE} = '{EVENT_TABLE}'",
+        key="event_id",
+    )
+    return probes, events
 
 
 def probe_frame(rows: Sequence[Mapping[str, Any]]) -> pl.DataFrame:
@@ -268,8 +276,9 @@ class SegmentWriter:
             con.execute("SET threads = 1")  # a flush is small: one thread spends the least CPU
             try:
                 con.execute("BEGIN TRANSACTION")
-                result = con.execute(_INSERT_JSON, [files]).fetchall()
-                con.execute(_INSERT_EVENTS_JSON, [files]).fetchall()
+                insert_probes, insert_events = _insert_spooled()
+                result = con.execute(insert_probes, [files]).fetchall()
+                con.execute(insert_events, [files]).fetchall()
                 con.execute("COMMIT")
             except duckdb.Error as exc:
                 with contextlib.suppress(duckdb.Error):
