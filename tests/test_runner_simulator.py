@@ -140,7 +140,8 @@ def test_keepalive_comments_do_not_extend_the_deadline(simulator: SimulatorHandl
     )
     assert r.error_class == "timeout_first_token"
     assert r.http_status == 200 and r.ttft_ms is None
-    assert r.total_ms is not None and 250 < r.total_ms < 1_500
+    # the comments go on for a minute: ending within seconds is the deadline's doing
+    assert r.total_ms is not None and 250 < r.total_ms < 10_000
 
 
 def test_connect_refused_is_a_row() -> None:
