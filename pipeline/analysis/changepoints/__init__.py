@@ -29,7 +29,8 @@ change: growth, saturation and decay are each one segment unless they break.
    the candidates fail this test, so none is reported. A candidate that passes must also
    be abrupt: if its jump and slope change spread over a wide transition (a ramp as long
    as the settled part of the shorter side, and more than a few points) explain the window
-   significantly better, it is a gradual bend (an S-curve, an exponential) and is merged.
+   significantly better than an abrupt change anywhere within that transition, it is a
+   gradual bend (an S-curve, an exponential) and is merged.
 4. **Spread changes** (``spread.spread_breaks``) are searched on second differences, which
    no trend can inflate (of ``log x`` where a positive series' noise grows in proportion
    to its level, as a price's does, so that growth or a crash is not a spread change).
