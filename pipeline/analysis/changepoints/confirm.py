@@ -153,8 +153,8 @@ def is_gradual(x: FloatArray, a: int, tau: int, b: int, alpha: float = ALPHA) ->
             best_rss, best_w, best_resid = rss, w, resid
     if best_w <= POINT_WIDTH or best_w < 2.0 / 3.0 * shorter:
         return False
-    lo = max(1, tau - a - POINT_WIDTH)
-    hi = min(m - 1, tau - a + POINT_WIDTH)
+    lo = max(1, int(np.ceil(tau - a - best_w / 2.0)))
+    hi = min(m - 1, int(np.floor(tau - a + best_w / 2.0)))
     rss_abrupt = _abrupt_rss(null, y, np.arange(lo, hi + 1))
     if best_rss >= rss_abrupt:
         return False
