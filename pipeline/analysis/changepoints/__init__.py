@@ -26,7 +26,11 @@ change: growth, saturation and decay are each one segment unless they break.
    or a slope change: F test deflated for AR(1) dependence, Bonferroni-corrected over the
    window's positions at 1 %. The weakest candidate is merged first and only its
    neighbours are re-tested (a heap): O(k log k) tests. On a smooth trend with no break
-   the candidates fail this test, so none is reported.
+   the candidates fail this test, so none is reported. A candidate that passes must also
+   be abrupt: if its jump and slope change spread over a wide transition (a ramp as long
+   as the settled part of the shorter side, and more than a few points) explain the window
+   significantly better than an abrupt change anywhere within that transition, it is a
+   gradual bend (an S-curve, an exponential) and is merged.
 4. **Spread changes** (``spread.spread_breaks``) are searched on second differences, which
    no trend can inflate (of ``log x`` where a positive series' noise grows in proportion
    to its level, as a price's does, so that growth or a crash is not a spread change).
@@ -36,8 +40,9 @@ change: growth, saturation and decay are each one segment unless they break.
    candidates must then also be significant jointly, or the weaker one goes (a chance pair
    bounding a short stretch would vouch for itself).
 
-Assumptions: changes are abrupt in level or slope; a smooth curve is locally quadratic
-over the span between neighbouring changes; the noise is stationary between changes.
+Assumptions: changes are abrupt in level or slope (brief beside the segments they
+separate); a smooth curve is locally quadratic, or a gradual bend, over the span between
+neighbouring changes; the noise is stationary between changes.
 """
 
 from __future__ import annotations
