@@ -119,7 +119,12 @@ def test_budget_caps_skip_with_reason_and_are_never_exceeded(tmp_path: Path) -> 
     used = sum(int(r["input_tokens"]) + int(r["output_tokens"]) for r in done)
     assert len(done) == 5 and used <= 5 * 232
     assert {r["skip_reason"] for r in alpha if r["run_status"] == "skipped"} == {"budget"}
-    assert all(r["run_status"] == "done" for r in rows if r["provider"] == "beta")
+    # beta has no cap: alpha's budget never skips it, and it runs on past alpha's five
+    # (a beta run may still be skipped as an overrun, or aborted at the stop, on a loaded
+    # machine: those are the scheduler's verdicts, not the budget's)
+    beta = [r for r in rows if r["provider"] == "beta"]
+    assert all(r["skip_reason"] != "budget" for r in beta), beta
+    assert sum(r["run_status"] == "done" for r in beta) > len(done), beta
     assert len(rows) == stats.scheduled
 
 
