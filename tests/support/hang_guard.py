@@ -42,6 +42,10 @@ import pytest
 
 DEFAULT_GRACE_S = 60.0
 REPEAT_S = 1.0
+_PROMPT_SWITCH_S = 0.0001  # the GIL switch interval while a watcher reads /proc
+# An emergency exit may come while the test spins in Python, when every source file
+# read costs a GIL switch interval or more: look up only the frames that say where.
+_EMERGENCY_LINES = 3
 
 
 class TestTimeout(SystemExit):
@@ -247,9 +251,6 @@ def _prompt_switches() -> Generator[None, None, None]:
         sys.setswitchinterval(before)
 
 
-_PROMPT_SWITCH_S = 0.0001
-
-
 @dataclass
 class Stacks:
     """Every other thread's stack, taken without reading a source file.
@@ -330,8 +331,3 @@ def _flush_standard_streams(config: pytest.Config, within_s: float) -> None:
     flusher = threading.Thread(target=flush, name="flush before exit", daemon=True)
     flusher.start()
     flusher.join(within_s)
-
-
-# An emergency exit may come while the test spins in Python, when every source file
-# read costs a GIL switch interval or more: look up only the frames that say where.
-_EMERGENCY_LINES = 3
