@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from pipeline.warehouse.row_checks import check_guard
+from pipeline.warehouse.row_checks import checked_where
 
 __all__ = ["insert_new_sql"]
 
@@ -41,7 +41,6 @@ def insert_new_sql(
     ``source`` yields if not all of the table's, limits the checks to those.
     """
     existing = f"SELECT {key} FROM {table}"
-    guard = check_guard(table, columns)
     since = _KEY_SINCE.get(table)
     if since is not None:
         existing += f" WHERE {since} >= (SELECT min({since}) FROM _new)"
@@ -49,5 +48,5 @@ def insert_new_sql(
         f"INSERT INTO {table} BY NAME "
         f"WITH _new AS MATERIALIZED (SELECT DISTINCT ON ({key}) * FROM ({source})) "
         f"SELECT _new.* FROM _new ANTI JOIN ({existing}) _old USING ({key})"
-        + ("" if guard is None else f" WHERE {guard}")
+        + checked_where(table, columns)
     )

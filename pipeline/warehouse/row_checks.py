@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Collection
 
-__all__ = ["check_guard"]
+__all__ = ["checked_where"]
 
 
 @functools.cache
@@ -39,9 +39,10 @@ def _quoted(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def check_guard(table: str, columns: Collection[str] | None = None) -> str | None:
-    """A boolean SQL expression over ``table``'s columns: true where every CHECK passes,
-    an error naming the check where one fails; None when no check applies.
+def checked_where(table: str, columns: Collection[str] | None = None) -> str:
+    """A ``WHERE`` clause (with its leading space) for a ``SELECT`` feeding an insert into
+    ``table``: true where every CHECK passes, an error naming the check where one fails;
+    ``""`` when no check applies.
 
     ``columns``: the columns the inserted rows carry (None: all of them). A check on a
     column they lack is left out: the insert gives that column its default, which the
@@ -50,10 +51,10 @@ def check_guard(table: str, columns: Collection[str] | None = None) -> str | Non
         expr for expr, reads in _checks().get(table, ()) if columns is None or reads <= set(columns)
     ]
     if not checks:
-        return None
+        return ""
     cases = " ".join(
         f"WHEN NOT coalesce({expr}, true) THEN "
         f"error({_quoted(f'CHECK constraint failed on {table}: {expr}')})"
         for expr in checks
     )
-    return f"CASE {cases} ELSE true END"
+    return f" WHERE CASE {cases} ELSE true END"

@@ -31,7 +31,7 @@ from pipeline.warehouse.migrations import (
     refresh_bundled,
     refresh_views,
 )
-from pipeline.warehouse.row_checks import check_guard
+from pipeline.warehouse.row_checks import checked_where
 from pipeline.warehouse.transactions import rollback
 
 __all__ = ["Warehouse"]
@@ -177,8 +177,7 @@ class Warehouse:
         already present are skipped, so replaying a batch is harmless.
         """
         if key is None:  # the CHECKs still hold, on a lake too (row_checks)
-            guard = check_guard(table, frame.columns)
-            where = "" if guard is None else f" WHERE {guard}"
+            where = checked_where(table, frame.columns)
             return self._insert(table, frame, [], f"INSERT INTO {table} BY NAME {_INCOMING}{where}")
         frame = frame.unique(subset=[key], keep="first", maintain_order=True)
         return self._insert(
