@@ -93,7 +93,7 @@ def sites_view(data: ReportData) -> list[SitesView]:
     """Per provider, its sites side by side; empty unless one source (live probes, or a
     simulated history) has two sites or more this week."""
     stats = data.site_stats
-    if stats.height == 0 or (stats["sites_in_a_source"].max() or 0) < 2:  # type: ignore[operator]
+    if stats.height == 0 or stats.select(pl.col("sites_in_a_source").max()).item() < 2:
         return []
     phases, scope = data.result("site_phases"), data.result("degradation_scope")
     charted_from = data.week.end - timedelta(days=CHART_DAYS)
