@@ -17,6 +17,7 @@ __all__ = [
     "DB_OPTION",
     "DEFAULT_CONFIG",
     "DEFAULT_DB",
+    "config_if_any",
     "existing_warehouse",
     "fail",
     "load_or_fail",
@@ -68,13 +69,21 @@ def provider_or_fail(cfg: Config, name: str) -> ProviderConfig:
     return chosen
 
 
+def config_if_any(config: Path | None) -> Config | None:
+    """The config a command that can run without one reads: --config, else
+    ./nerfwatch.toml if present, else None. Its API keys need not be set."""
+    if config is not None or DEFAULT_CONFIG.exists():
+        return load_or_fail(config, check_env=False)
+    return None
+
+
 def warehouse_path(config: Path | None, db: Path | None) -> tuple[Path, str]:
     """The warehouse file a command should use, and where that choice came from (for
     errors): --db, else the config's ``warehouse.path``, else the default."""
     if db is not None:
         return db, "--db"
-    if config is not None or DEFAULT_CONFIG.exists():
-        cfg = load_or_fail(config, check_env=False)
+    cfg = config_if_any(config)
+    if cfg is not None:
         return cfg.warehouse.path, f"{cfg.path}: warehouse.path"
     return DEFAULT_DB, "default warehouse"
 
@@ -87,11 +96,14 @@ def drift_dir(config: Path | None, db: Path | None) -> Path:
 
 def warehouse_location(config: Path | None, db: Path | None) -> tuple[Path | Lake, str]:
     """Like ``warehouse_path``, but a config with ``backend = "ducklake"`` gives its lake."""
-    if db is None and (config is not None or DEFAULT_CONFIG.exists()):
-        cfg = load_or_fail(config, check_env=False)
-        if cfg.warehouse.lake is not None:
-            return cfg.warehouse.lake, f"{cfg.path}: warehouse.catalog"
-    return warehouse_path(config, db)
+    if db is not None:
+        return db, "--db"
+    cfg = config_if_any(config)
+    if cfg is None:
+        return DEFAULT_DB, "default warehouse"
+    if cfg.warehouse.lake is not None:
+        return cfg.warehouse.lake, f"{cfg.path}: warehouse.catalog"
+    return cfg.warehouse.path, f"{cfg.path}: warehouse.path"
 
 
 def warehouse_from(config: Path | None, db: Path | None) -> Warehouse:

@@ -14,7 +14,7 @@ from rich.table import Table
 from pipeline.commands.common import (
     CONFIG_OPTION,
     DB_OPTION,
-    DEFAULT_CONFIG,
+    config_if_any,
     fail,
     load_or_fail,
     missing_warehouse,
@@ -83,8 +83,8 @@ def _status_config(config: Path | None, location: Path | Lake) -> Config:
     """The config's providers and spool with the warehouse at ``location``; without a
     config, the providers found in the warehouse and the spool beside it (the layout
     ``init`` and ``demo`` use)."""
-    if config is not None or DEFAULT_CONFIG.exists():
-        cfg = load_or_fail(config, check_env=False)
+    cfg = config_if_any(config)
+    if cfg is not None:
         if isinstance(location, Lake):
             return replace(cfg, warehouse=replace(cfg.warehouse, lake=location))
         return replace(cfg, warehouse=replace(cfg.warehouse, path=location, lake=None))

@@ -9,24 +9,16 @@ import typer
 from pipeline.commands.common import (
     CONFIG_OPTION,
     DB_OPTION,
-    DEFAULT_CONFIG,
+    config_if_any,
     existing_warehouse,
     fail,
-    load_or_fail,
 )
-from pipeline.config import Config
 from pipeline.warehouse import WarehouseError
 from probes.secrets import Secrets
 
 __all__ = ["register"]
 
 DEFAULT_OUT = Path("nerfwatch-data/reports")
-
-
-def _config(config: Path | None) -> Config | None:
-    if config is not None or DEFAULT_CONFIG.exists():
-        return load_or_fail(config, check_env=False)
-    return None
 
 
 def report(
@@ -52,7 +44,7 @@ def report(
     except ValueError as exc:
         fail(f"--week: {exc}", 2)
     warehouse = existing_warehouse(config, db)
-    cfg = _config(config)
+    cfg = config_if_any(config)
     out_dir = out or (cfg.report.out_dir if cfg else DEFAULT_OUT)
     secrets = Secrets(cfg.secret_values() if cfg else ())  # keys echoed into stored text
     try:
