@@ -159,16 +159,23 @@ def _mean_where(values: list[float], mask: list[bool]) -> float:
 
 
 def _print_historical(detectors: dict[str, Detector]) -> None:
-    """The real annotated series, apart: too few to average, so each is shown."""
+    """The real annotated series, apart and each shown: too few to rank detectors by, so
+    their mean is printed for the record only."""
     series = historical()
     print(f"\nHistorical series with documented breaks ({len(series)}; not in the averages)")
+    scores: dict[str, list[tuple[float, float]]] = defaultdict(list)
     for s in series:
         print(f"  {s.name} (n={s.values.size}, annotated {s.cps})")
         for name, det in detectors.items():
             found = det(s.values)
             f1 = f_measure([s.cps], found)
             cover = covering([s.cps], found, s.values.size)
+            scores[name].append((f1, cover))
             print(f"    {name:<20} F1 {f1:5.3f} cover {cover:5.3f}  found {found}")
+    print(f"  mean of the {len(series)} (too few to rank detectors by; shown for the record)")
+    for name, pairs in scores.items():
+        f1s, covers = zip(*pairs, strict=True)
+        print(f"    {name:<20} F1 {statistics.mean(f1s):5.3f} cover {statistics.mean(covers):5.3f}")
 
 
 def _print_by_kind(
