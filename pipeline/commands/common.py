@@ -82,10 +82,14 @@ def warehouse_path(config: Path | None, db: Path | None) -> tuple[Path, str]:
     errors): --db, else the config's ``warehouse.path``, else the default."""
     if db is not None:
         return db, "--db"
-    cfg = config_if_any(config)
-    if cfg is not None:
-        return cfg.warehouse.path, f"{cfg.path}: warehouse.path"
-    return DEFAULT_DB, "default warehouse"
+    return _warehouse_file(config_if_any(config))
+
+
+def _warehouse_file(cfg: Config | None) -> tuple[Path, str]:
+    """The config's warehouse file and where it is named, else the default."""
+    if cfg is None:
+        return DEFAULT_DB, "default warehouse"
+    return cfg.warehouse.path, f"{cfg.path}: warehouse.path"
 
 
 def drift_dir(config: Path | None, db: Path | None) -> Path:
@@ -99,11 +103,9 @@ def warehouse_location(config: Path | None, db: Path | None) -> tuple[Path | Lak
     if db is not None:
         return db, "--db"
     cfg = config_if_any(config)
-    if cfg is None:
-        return DEFAULT_DB, "default warehouse"
-    if cfg.warehouse.lake is not None:
+    if cfg is not None and cfg.warehouse.lake is not None:
         return cfg.warehouse.lake, f"{cfg.path}: warehouse.catalog"
-    return cfg.warehouse.path, f"{cfg.path}: warehouse.path"
+    return _warehouse_file(cfg)
 
 
 def warehouse_from(config: Path | None, db: Path | None) -> Warehouse:
