@@ -37,6 +37,31 @@ def test_spiky_weekly_cycle_gets_its_fundamental_period() -> None:
     assert cycle is not None and cycle.period == 7
 
 
+def _quarterly(n: int, seed: int) -> np.ndarray:
+    """A quarterly pattern high in the second and fourth quarters, on a trend: its first
+    differences alternate, so their power sits at the very top of the spectrum (German M1)."""
+    rng = np.random.default_rng(seed)
+    profile = np.array([-1.0, 0.3, -0.5, 1.2])
+    return 0.02 * np.arange(n) + profile[np.arange(n) % 4] + rng.normal(0, 0.5, n)
+
+
+@pytest.mark.parametrize("n", [139, 140])
+@pytest.mark.parametrize("seed", range(5))
+def test_quarterly_cycle_at_the_top_of_the_spectrum_is_found(n: int, seed: int) -> None:
+    """The spectral screen once took its background at the top frequencies from copies of
+    the top bin itself, and left out period 2 for an even length: this cycle went unseen."""
+    cycle = find_cycle(_quarterly(n, seed))
+    assert cycle is not None and cycle.period == 4
+
+
+def test_alternation_at_the_nyquist_frequency_is_found() -> None:
+    """Period 2 is the Nyquist frequency when the differences have an even length (201
+    values): tested, with its own chi-squared tail."""
+    rng = np.random.default_rng(4)
+    cycle = find_cycle(np.tile([0.0, 1.0], 101)[:201] + rng.normal(0, 0.5, 201))
+    assert cycle is not None and cycle.period == 2
+
+
 @pytest.mark.parametrize("seed", range(10))
 def test_step_behind_a_strong_cycle_is_found(seed: int) -> None:
     """The step (3 noise sd, smaller than the cycle's swing) was invisible before: the cycle

@@ -12,14 +12,17 @@ Method, all of it parameter-free for the caller:
    shifts into single spikes and whiten a random walk; differences are clipped at 3.5
    robust sd so a step's spike cannot dominate) is divided by a running median of itself,
    the local background, so coloured noise is not mistaken for a cycle. Each ratio is
-   roughly exponential under no cycle, so the largest of K is tested against
-   ``log(K / alpha)`` (a Bonferroni bound).
+   roughly exponential under no cycle (chi-squared with one degree of freedom at the
+   Nyquist frequency), so the most extreme of K is tested at ``alpha / K`` (a Bonferroni
+   bound).
 2. **Which period?** The peak's period and its multiples up to 4 (a spiky weekly pattern can
    peak at a harmonic), rounded both ways, whenever four whole cycles fit in the data.
 3. **Confirmed by a test:** the values minus a moving average over one period (which
    removes the cycle but keeps a step) are grouped by phase; the Kruskal-Wallis test must
    reject no phase effect at ``alpha`` divided by the number of candidate periods. The
-   candidate with the smallest p-value wins.
+   candidate with the smallest p-value wins, unless a multiple of its period still finds
+   phases that differ in what its profile leaves (the same test on the residual): a
+   divisor can catch most of a longer cycle's swing.
 4. **Removed:** the phase medians (a profile robust to outliers and to the smear of a step
    in the moving average), centred on zero, are subtracted.
 
@@ -98,11 +101,40 @@ def find_cycle(x: FloatArray) -> Cycle | None:
             best = candidate
     if best is None or best.pvalue >= _ALPHA / len(periods):
         return None
+    return _longer_if_needed(x, best, sorted(p for p in periods if p % best.period == 0))
+
+
+def _longer_if_needed(x: FloatArray, best: Cycle, multiples: list[int]) -> Cycle:
+    """The cycle at a multiple of ``best``'s period when that explains what ``best`` leaves.
+
+    A period holds every cycle of its divisors, so the smallest p-value can go to a divisor
+    that catches most of the swing (period 2 of a quarterly pattern high in two quarters)
+    while the longer period is the true one. So, shortest first, a multiple of the current
+    period replaces it when its phases still differ once the current profile is removed
+    (the same Kruskal-Wallis test on the residual, at ``alpha`` over the multiples).
+    """
+    longer = [p for p in multiples if p > best.period]
+    for period in longer:
+        if period % best.period:
+            continue
+        residual = x - _moving_average(x, best.period)
+        residual -= best.profile[np.arange(x.size) % best.period]
+        phase = np.arange(x.size) % period
+        counts = np.bincount(phase, minlength=period)
+        if _kruskal_pvalue(residual, phase, counts) < _ALPHA / len(longer):
+            best = _phase_profile(x, period)
     return best
 
 
 def _spectral_peak(x: FloatArray) -> float | None:
-    """Period (in samples, not rounded) of the strongest line above the local background."""
+    """Period (in samples, not rounded) of the strongest line above the local background.
+
+    The background at a frequency is the running median of the power around it, mirrored at
+    the ends of the spectrum: a line at the highest frequencies (a cycle that alternates,
+    such as a quarterly pattern high in the second and fourth quarters, which differencing
+    makes strongest there) is judged against its neighbours, not against copies of itself.
+    The Nyquist frequency (period 2) is included for an even length; its power is chi-squared
+    with one degree of freedom, not two, so its tail is tested as such."""
     d = np.diff(x)
     centre = float(np.median(d))
     mad = float(np.median(np.abs(d - centre)))
@@ -114,14 +146,18 @@ def _spectral_peak(x: FloatArray) -> float | None:
     m = d.size
     power = np.abs(np.fft.rfft(d)) ** 2 / m
     # frequencies k/m whose period m/k lies in [2, m / _MIN_CYCLES]
-    ks = np.arange(_MIN_CYCLES, (m - 1) // 2 + 1)
+    ks = np.arange(_MIN_CYCLES, m // 2 + 1)
     if ks.size < 10:
         return None
     window = max(11, (ks.size // 20) | 1)
-    background = ndimage.median_filter(power[1:], size=window, mode="nearest")[ks - 1]
+    background = ndimage.median_filter(power[1:], size=window, mode="mirror")[ks - 1]
     ratio = power[ks] / np.maximum(background / np.log(2.0), np.finfo(float).tiny)
-    best = int(np.argmax(ratio))
-    if ratio[best] < np.log(ks.size / _ALPHA):
+    # Under no cycle each ratio is about exponential (chi-squared, 2 dof, over its mean);
+    # the Nyquist term of an even length is chi-squared with 1 dof over its mean.
+    nyquist = 2 * ks == m
+    log_sf = np.where(nyquist, stats.chi2.logsf(ratio, 1), -ratio)
+    best = int(np.argmin(log_sf))
+    if log_sf[best] > np.log(_ALPHA / ks.size):
         return None
     return m / float(ks[best])
 
