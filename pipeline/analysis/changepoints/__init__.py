@@ -31,6 +31,11 @@ change: growth, saturation and decay are each one segment unless they break.
    as the settled part of the shorter side, and more than a few points) explain the window
    significantly better than an abrupt change anywhere within that transition, it is a
    gradual bend (an S-curve, an exponential) and is merged.
+   **Level shifts** (``level.level_shifts``): where the confirmation kept nothing, a curve
+   may have absorbed a step (a late drop in a short noisy count series). There a candidate
+   between two flat stretches (no slope on either side, two levels beating a line or a
+   quadratic by BIC, no autocorrelation left around them) is tested as a jump beyond a
+   constant, Bonferroni-corrected at 1 %, top-down.
 4. **Spread changes** (``spread.spread_breaks``) are searched on second differences, which
    no trend can inflate (of ``log x`` where a positive series' noise grows in proportion
    to its level, as a price's does, so that growth or a crash is not a spread change).
@@ -54,6 +59,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pipeline.analysis.changepoints.confirm import merge_weakest
+from pipeline.analysis.changepoints.level import level_shifts
 from pipeline.analysis.changepoints.noise import (
     GAUSS_MAD,
     FloatArray,
@@ -126,7 +132,8 @@ def _with_spread_regimes(x: FloatArray, level: list[int], spread: list[int]) -> 
         scale = sigma if sigma > 0 and np.isfinite(sigma) else 1.0
         z[a:b] = winsorize((x[a:b] - np.median(x[a:b])) / scale, 1.0)
         cands |= {a + k for k in _candidates(z[a:b], _min_size(b - a))[0]}
-    return merge_weakest(z, sorted(cands), fixed=tuple(spread), pooled=True)
+    confirmed = merge_weakest(z, sorted(cands), fixed=tuple(spread), pooled=True)
+    return confirmed or level_shifts(z, sorted(cands), _min_size(x.size), tuple(spread))
 
 
 def _min_size(n: int) -> int:
@@ -144,7 +151,8 @@ def segment(x: FloatArray) -> Segmentation:
     # Standardise first: sums of raw values lose all precision on series like 5 + 1e-9 * noise.
     z = winsorize((x - np.median(x)) / sigma, 1.0)
     cands, rho = _candidates(z, min_size)
-    return Segmentation(merge_weakest(z, cands), sigma, rho)
+    confirmed = merge_weakest(z, cands)
+    return Segmentation(confirmed or level_shifts(z, cands, min_size), sigma, rho)
 
 
 def _candidates(z: FloatArray, min_size: int) -> tuple[list[int], float]:

@@ -85,8 +85,8 @@ def changes_pvalue(x: FloatArray, a: int, taus: tuple[int, ...], b: int) -> floa
         return 1.0
     null = np.vander(t, degree + 1, increasing=True)
     alt = np.column_stack([null, *cols])
-    rss0 = _rss(null, y)[0]
-    rss1, resid = _rss(alt, y)
+    rss0 = least_squares(null, y)[0]
+    rss1, resid = least_squares(alt, y)
     gain = rss0 - rss1
     if gain <= 0:
         return 1.0
@@ -154,7 +154,7 @@ def is_gradual(x: FloatArray, a: int, tau: int, b: int, alpha: float = ALPHA) ->
         ramp = np.clip((pos + half) / w, 0.0, 1.0)
         inner = (pos + half) ** 2 / (2.0 * w)
         hinge = np.where(pos <= -half, 0.0, np.where(pos >= half, pos, inner)) / m
-        rss, resid = _rss(np.column_stack([null, ramp, hinge]), y)
+        rss, resid = least_squares(np.column_stack([null, ramp, hinge]), y)
         if rss < best_rss:
             best_rss, best_w, best_resid = rss, w, resid
     if best_w <= POINT_WIDTH or best_w < 2.0 / 3.0 * shorter:
@@ -207,14 +207,15 @@ def _smooth_degree(t: FloatArray, y: FloatArray) -> int:
     for degree in range(1, MAX_DEGREE + 1):
         if m - (degree + 1 + _EXTRA_TERMS) < 2:
             break
-        rss = _rss(np.vander(t, degree + 1, increasing=True), y)[0]
+        rss = least_squares(np.vander(t, degree + 1, increasing=True), y)[0]
         bic = m * np.log(max(rss, 1e-300) / m) + (degree + 1) * np.log(m)
         if bic < best_bic:
             best, best_bic = degree, bic
     return best
 
 
-def _rss(design: FloatArray, y: FloatArray) -> tuple[float, FloatArray]:
+def least_squares(design: FloatArray, y: FloatArray) -> tuple[float, FloatArray]:
+    """Residual sum of squares and residuals of ``y`` regressed on ``design``."""
     coef, *_ = np.linalg.lstsq(design, y, rcond=None)
     resid = y - design @ coef
     return float(resid @ resid), resid
