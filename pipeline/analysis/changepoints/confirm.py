@@ -208,10 +208,15 @@ def _smooth_degree(t: FloatArray, y: FloatArray) -> int:
         if m - (degree + 1 + _EXTRA_TERMS) < 2:
             break
         rss = least_squares(np.vander(t, degree + 1, increasing=True), y)[0]
-        bic = m * np.log(max(rss, 1e-300) / m) + (degree + 1) * np.log(m)
+        bic = bic_of(rss, m, degree + 1)
         if bic < best_bic:
             best, best_bic = degree, bic
     return best
+
+
+def bic_of(rss: float, m: int, params: int) -> float:
+    """BIC of a Gaussian least-squares fit of ``m`` points with ``params`` parameters."""
+    return float(m * np.log(max(rss, 1e-300) / m) + params * np.log(m))
 
 
 def least_squares(design: FloatArray, y: FloatArray) -> tuple[float, FloatArray]:

@@ -5,10 +5,10 @@ quadratic) through its window, so that a gently curving series is not cut. Its p
 curve can absorb a step, most of all a late step in a short noisy series (a count that
 drops after an intervention: Boston's youth homicides after Operation Ceasefire). Where
 the data are two flat stretches, no curve is needed to explain them, and a plain level
-test is the sharper one. This pass runs after the confirmation and only *adds* changes.
+test is the sharper one.
 
-**Where the level model holds.** For a candidate ``tau`` left in a stretch ``x[a:b]``
-between two confirmed changes, the model "a constant, a jump at ``tau``, independent
+**Where the level model holds.** For a candidate ``tau`` in a stretch ``x[a:b]`` (the
+whole series, or a spread regime), the model "a constant, a jump at ``tau``, independent
 noise" must fit before it is trusted; each check is at 5 % and errs towards leaving the
 stretch to the smooth-curve test:
 
@@ -47,8 +47,13 @@ import itertools
 import numpy as np
 from scipy import stats
 
-from pipeline.analysis.changepoints.confirm import ALPHA, least_squares
-from pipeline.analysis.changepoints.noise import FloatArray, lag1_rho, long_run_factor
+from pipeline.analysis.changepoints.confirm import ALPHA, bic_of, least_squares
+from pipeline.analysis.changepoints.noise import (
+    FloatArray,
+    lag1_autocorrelation,
+    lag1_rho,
+    long_run_factor,
+)
 
 ADEQUACY_ALPHA = 0.05  # level of each check that the level model holds
 
@@ -106,10 +111,10 @@ def _beats_smooth_curve(t: FloatArray, y: FloatArray, rss_level: float) -> bool:
     """Whether two levels explain ``y`` better than a smooth curve (a line or a quadratic),
     by BIC, the jump's position counted as a parameter: a gentle curve is not a step."""
     m = y.size
-    bic_level = m * np.log(rss_level / m) + 3 * np.log(m)
+    bic_level = bic_of(rss_level, m, 3)
     for degree in (1, 2):
         rss = least_squares(np.vander(t, degree + 1, increasing=True), y)[0]
-        if m * np.log(max(rss, 1e-300) / m) + (degree + 1) * np.log(m) <= bic_level:
+        if bic_of(rss, m, degree + 1) <= bic_level:
             return False
     return True
 
@@ -117,7 +122,5 @@ def _beats_smooth_curve(t: FloatArray, y: FloatArray, rss_level: float) -> bool:
 def _white(resid: FloatArray) -> bool:
     """Whether residuals show no lag-1 autocorrelation (``r sqrt(m)`` against the normal,
     two-sided, at ``ADEQUACY_ALPHA``)."""
-    a, b = resid[:-1], resid[1:]
-    denom = float(np.sqrt((a @ a) * (b @ b)))
-    r = float(a @ b) / denom if denom > 0 else 0.0
+    r = lag1_autocorrelation(resid)
     return abs(r) * np.sqrt(resid.size) < stats.norm.ppf(1 - ADEQUACY_ALPHA / 2)

@@ -44,15 +44,19 @@ def winsorize(x: FloatArray, sigma: float) -> FloatArray:
     return np.clip(x, med - k, med + k)
 
 
-def lag1_rho(resid: FloatArray) -> float:
-    """Lag-1 autocorrelation of residuals, clipped to [0, MAX_RHO] (negative values would
-    shrink the variance and make the tests liberal)."""
+def lag1_autocorrelation(resid: FloatArray) -> float:
+    """Lag-1 autocorrelation of residuals, unclipped (0 when undefined)."""
     if resid.size < 4:
         return 0.0
     a, b = resid[:-1], resid[1:]
     denom = float(np.sqrt((a @ a) * (b @ b)))
-    rho = float(a @ b) / denom if denom > 0 else 0.0
-    return float(np.clip(rho, 0.0, MAX_RHO))
+    return float(a @ b) / denom if denom > 0 else 0.0
+
+
+def lag1_rho(resid: FloatArray) -> float:
+    """Lag-1 autocorrelation of residuals, clipped to [0, MAX_RHO] (negative values would
+    shrink the variance and make the tests liberal)."""
+    return float(np.clip(lag1_autocorrelation(resid), 0.0, MAX_RHO))
 
 
 def long_run_factor(rho: float) -> float:
