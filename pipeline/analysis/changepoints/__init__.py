@@ -31,6 +31,10 @@ change: growth, saturation and decay are each one segment unless they break.
    as the settled part of the shorter side, and more than a few points) explain the window
    significantly better than an abrupt change anywhere within that transition, it is a
    gradual bend (an S-curve, an exponential) and is merged.
+   **Kinks re-placed** (``locate.relocate``): a confirmed change that the data read as a
+   slope change without a jump (by BIC against a jump, on a line and on a quadratic) is
+   moved to that kink's least-squares position near the search's, unless the search's
+   position lies inside the 95 % likelihood-ratio confidence set; steps stay put.
    **Level shifts** (``level.level_shifts``): where the confirmation kept nothing, a curve
    may have absorbed a step (a late drop in a short noisy count series). There a candidate
    between two flat stretches (no slope on either side, two levels beating a line or a
@@ -60,6 +64,7 @@ from numpy.typing import NDArray
 
 from pipeline.analysis.changepoints.confirm import merge_weakest
 from pipeline.analysis.changepoints.level import level_shifts
+from pipeline.analysis.changepoints.locate import relocate
 from pipeline.analysis.changepoints.noise import (
     GAUSS_MAD,
     FloatArray,
@@ -133,7 +138,10 @@ def _with_spread_regimes(x: FloatArray, level: list[int], spread: list[int]) -> 
         z[a:b] = winsorize((x[a:b] - np.median(x[a:b])) / scale, 1.0)
         cands |= {a + k for k in _candidates(z[a:b], _min_size(b - a))[0]}
     confirmed = merge_weakest(z, sorted(cands), fixed=tuple(spread), pooled=True)
-    return confirmed or level_shifts(z, sorted(cands), _min_size(x.size), tuple(spread))
+    min_size = _min_size(x.size)
+    if confirmed:
+        return relocate(z, confirmed, min_size, tuple(spread))
+    return level_shifts(z, sorted(cands), min_size, tuple(spread))
 
 
 def _min_size(n: int) -> int:
@@ -152,7 +160,9 @@ def segment(x: FloatArray) -> Segmentation:
     z = winsorize((x - np.median(x)) / sigma, 1.0)
     cands, rho = _candidates(z, min_size)
     confirmed = merge_weakest(z, cands)
-    return Segmentation(confirmed or level_shifts(z, cands, min_size), sigma, rho)
+    if confirmed:
+        return Segmentation(relocate(z, confirmed, min_size), sigma, rho)
+    return Segmentation(level_shifts(z, cands, min_size), sigma, rho)
 
 
 def _candidates(z: FloatArray, min_size: int) -> tuple[list[int], float]:

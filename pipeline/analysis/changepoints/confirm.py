@@ -79,7 +79,7 @@ def changes_pvalue(x: FloatArray, a: int, taus: tuple[int, ...], b: int) -> floa
         after = (t >= at).astype(np.float64)
         cols += [after, (t - at) * after]
     extra = len(cols)
-    degree = _smooth_degree(t, y)
+    degree = smooth_degree(t, y)
     dof = m - (degree + 1 + extra)
     if dof < 2:
         return 1.0
@@ -138,7 +138,7 @@ def is_gradual(x: FloatArray, a: int, tau: int, b: int, alpha: float = ALPHA) ->
     shorter = min(tau - a, b - tau)
     pos = np.arange(a, b, dtype=np.float64) - tau
     t = pos / m
-    degree = _smooth_degree(t, y)
+    degree = smooth_degree(t, y)
     dof = m - (degree + 1 + _EXTRA_TERMS + 1)
     if dof < 2 or 2.0 / 3.0 * shorter <= POINT_WIDTH:
         return False
@@ -161,7 +161,8 @@ def is_gradual(x: FloatArray, a: int, tau: int, b: int, alpha: float = ALPHA) ->
         return False
     lo = max(1, int(np.ceil(tau - a - best_w / 2.0)))
     hi = min(m - 1, int(np.floor(tau - a + best_w / 2.0)))
-    rss_abrupt = _abrupt_rss(null, y, np.arange(lo, hi + 1))
+    rss_null = least_squares(null, y)[0]
+    rss_abrupt = float(np.min(change_rss(null, y, np.arange(lo, hi + 1)), initial=rss_null))
     if best_rss >= rss_abrupt:
         return False
     if best_rss <= 1e-12 * rss_abrupt:
@@ -170,37 +171,42 @@ def is_gradual(x: FloatArray, a: int, tau: int, b: int, alpha: float = ALPHA) ->
     return float(stats.f.sf(f, 1, dof)) * len(widths) <= alpha
 
 
-def _abrupt_rss(null: FloatArray, y: FloatArray, positions: NDArray[np.int_]) -> float:
-    """Least RSS of ``null`` plus a jump and a hinge at any of ``positions`` (indices into
-    ``y``), all positions at once: the two columns are projected off the null's span and
-    each position's 2x2 normal equations solved; in chunks to bound memory."""
+def change_rss(
+    null: FloatArray, y: FloatArray, positions: NDArray[np.int_], jump: bool = True
+) -> FloatArray:
+    """RSS of ``y`` regressed on ``null`` plus a slope change (hinge) and, if ``jump``, a
+    jump at each of ``positions`` (indices into ``y``), all positions at once: the columns
+    are projected off the null's span and each position's 1x1 or 2x2 normal equations
+    solved; in chunks to bound memory."""
     m = y.size
     q, _ = np.linalg.qr(null)
     ry = y - q @ (q.T @ y)
     base = float(ry @ ry)
     idx = np.arange(m, dtype=np.float64)[:, None]
-    best = base
+    out = np.empty(positions.size)
     for start in range(0, positions.size, 256):
         p = positions[start : start + 256].astype(np.float64)[None, :]
         after = (idx >= p).astype(np.float64)
         hinge = (idx - p) * after / m
-        cols = []
-        for c in (after, hinge):
-            cols.append(c - q @ (q.T @ c))
-        s11 = np.einsum("ij,ij->j", cols[0], cols[0])
-        s12 = np.einsum("ij,ij->j", cols[0], cols[1])
-        s22 = np.einsum("ij,ij->j", cols[1], cols[1])
-        b1, b2 = ry @ cols[0], ry @ cols[1]
-        det = s11 * s22 - s12 * s12
-        ok = det > 1e-12 * np.maximum(s11 * s22, 1e-300)
-        gain = np.where(
-            ok, (s22 * b1 * b1 - 2 * s12 * b1 * b2 + s11 * b2 * b2) / np.where(ok, det, 1.0), 0.0
-        )
-        best = min(best, base - float(gain.max(initial=0.0)))
-    return max(best, 0.0)
+        cols = [c - q @ (q.T @ c) for c in ((after, hinge) if jump else (hinge,))]
+        s22 = np.einsum("ij,ij->j", cols[-1], cols[-1])
+        b2 = ry @ cols[-1]
+        if jump:
+            s11 = np.einsum("ij,ij->j", cols[0], cols[0])
+            s12 = np.einsum("ij,ij->j", cols[0], cols[1])
+            b1 = ry @ cols[0]
+            det = s11 * s22 - s12 * s12
+            ok = det > 1e-12 * np.maximum(s11 * s22, 1e-300)
+            num = s22 * b1 * b1 - 2 * s12 * b1 * b2 + s11 * b2 * b2
+            gain = np.where(ok, num / np.where(ok, det, 1.0), 0.0)
+        else:
+            ok = s22 > 1e-12
+            gain = np.where(ok, b2 * b2 / np.where(ok, s22, 1.0), 0.0)
+        out[start : start + p.shape[1]] = base - np.maximum(gain, 0.0)
+    return np.maximum(out, 0.0)
 
 
-def _smooth_degree(t: FloatArray, y: FloatArray) -> int:
+def smooth_degree(t: FloatArray, y: FloatArray) -> int:
     """Degree of the polynomial (1 to MAX_DEGREE) that BIC prefers for ``y`` with no change."""
     m = y.size
     best, best_bic = 1, np.inf
