@@ -138,10 +138,7 @@ def _with_spread_regimes(x: FloatArray, level: list[int], spread: list[int]) -> 
         z[a:b] = winsorize((x[a:b] - np.median(x[a:b])) / scale, 1.0)
         cands |= {a + k for k in _candidates(z[a:b], _min_size(b - a))[0]}
     confirmed = merge_weakest(z, sorted(cands), fixed=tuple(spread), pooled=True)
-    min_size = _min_size(x.size)
-    if confirmed:
-        return relocate(z, confirmed, min_size, tuple(spread))
-    return level_shifts(z, sorted(cands), min_size, tuple(spread))
+    return _placed(z, confirmed, sorted(cands), _min_size(x.size), tuple(spread))
 
 
 def _min_size(n: int) -> int:
@@ -160,9 +157,21 @@ def segment(x: FloatArray) -> Segmentation:
     z = winsorize((x - np.median(x)) / sigma, 1.0)
     cands, rho = _candidates(z, min_size)
     confirmed = merge_weakest(z, cands)
+    return Segmentation(_placed(z, confirmed, cands, min_size), sigma, rho)
+
+
+def _placed(
+    z: FloatArray,
+    confirmed: list[int],
+    cands: list[int],
+    min_size: int,
+    fixed: tuple[int, ...] = (),
+) -> list[int]:
+    """The confirmed changes with their kinks re-placed, or, where the confirmation kept
+    none, the level shifts a curve may have absorbed."""
     if confirmed:
-        return Segmentation(relocate(z, confirmed, min_size), sigma, rho)
-    return Segmentation(level_shifts(z, cands, min_size), sigma, rho)
+        return relocate(z, confirmed, min_size, fixed)
+    return level_shifts(z, cands, min_size, fixed)
 
 
 def _candidates(z: FloatArray, min_size: int) -> tuple[list[int], float]:

@@ -80,10 +80,10 @@ def _best_position(y: FloatArray, tau: int, min_size: int) -> int:
     for degree in range(1, MAX_DEGREE + 1):
         null = np.vander(t, degree + 1, increasing=True)
         kink = change_rss(null, y, positions, jump=False)
-        jump = change_rss(null, y, positions)
-        if bic_of(float(kink.min()), m, degree + 3) > bic_of(float(jump.min()), m, degree + 4):
+        bic_kink = bic_of(float(kink.min()), m, degree + 3)  # curve, slope change, position
+        if bic_kink > bic_of(float(change_rss(null, y, positions).min()), m, degree + 4):
             return tau  # a step: the search's own least-squares position stands
-        kinks.append((bic_of(float(kink.min()), m, degree + 3), degree, kink))
+        kinks.append((bic_kink, degree, kink))
     _, degree, rss = min(kinks, key=lambda f: f[0])
     best = int(np.argmin(rss))
     if rss[tau - lo] <= rss[best]:
