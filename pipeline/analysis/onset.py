@@ -22,7 +22,12 @@ Right end of the fit: the model allows one departure, but an episode often goes 
 second, larger change (a subtle slowdown, then long-context trouble). The fit therefore
 ends at the furthest later confirmed break for which a lack-of-fit check passes (the mean
 residual of every piece between breaks is zero at 1 %, Bonferroni): a ramp the detector
-cut into pieces passes, a separate later change does not.
+cut into pieces passes, a separate later change does not. Each judged piece spans at
+least two days (``MIN_PIECE``; a shorter one joins its neighbour): the long-run variance
+is the variance of sums over whole days (24-hour batch means), which is not the variance
+of a sum over a day and a half, whose mean a leftover daily rhythm or the first hours of
+a signal that departs a little faster than the shared ramp can move. Without it, a break
+found a day or two into a ramp ended the fit there and dated the onset at the boundary.
 
 Onset interval (95 %), by inverting the likelihood ratio over ``s`` in the ramp profile
 (which nests the step, so when the data cannot tell a ramp from a step both starts stay
@@ -57,6 +62,7 @@ FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
 RAMP_WINDOW = 14 * 24  # how far a gradual onset may start before the detected break
+MIN_PIECE = 48  # hours: the shortest piece the lack-of-fit check judges on its own
 CHI2_1_95 = 3.841458820694124
 STEP_LR_95 = -2.0 * math.log(1.0 - math.sqrt(0.95))  # 7.35: LR quantile for a step location
 _GAUSS_MAD = 0.6744897501960817
@@ -223,6 +229,16 @@ def _adequate(fit: _Fit, pieces: list[tuple[int, int]]) -> bool:
     return True
 
 
+def _judged_edges(c: int, stops: list[int]) -> list[int]:
+    """Edges of the pieces the lack-of-fit check judges: ``c``, the later breaks that leave
+    ``MIN_PIECE`` hours on both sides, and the fit's right end (see the module)."""
+    edges = [c]
+    for b in stops[:-1]:
+        if b - edges[-1] >= MIN_PIECE and stops[-1] - b >= MIN_PIECE:
+            edges.append(b)
+    return [*edges, stops[-1]]
+
+
 def ramp_fit(
     signals: list[FloatArray],
     lo: int,
@@ -256,7 +272,7 @@ def ramp_fit(
         if tried is None:
             continue
         fit = tried
-        pieces = [(a - lo, b - lo) for a, b in itertools.pairwise([c, *stops[: k + 1]])]
+        pieces = [(a - lo, b - lo) for a, b in itertools.pairwise(_judged_edges(c, stops[: k + 1]))]
         if _adequate(fit, pieces):
             break
     if fit is None:

@@ -35,11 +35,13 @@ change: growth, saturation and decay are each one segment unless they break.
    slope change without a jump (by BIC against a jump, on a line and on a quadratic) is
    moved to that kink's least-squares position near the search's, unless the search's
    position lies inside the 95 % likelihood-ratio confidence set; steps stay put.
-   **Level shifts** (``level.level_shifts``): where the confirmation kept nothing, a curve
-   may have absorbed a step (a late drop in a short noisy count series). There a candidate
-   between two flat stretches (no slope on either side, two levels beating a line or a
-   quadratic by BIC, no autocorrelation left around them) is tested as a jump beyond a
-   constant, Bonferroni-corrected at 1 %, top-down.
+   **Level shifts** (``level.level_shifts``): in each stretch between confirmed changes
+   (the whole series where none was kept) a curve may have absorbed a step (a late drop in
+   a short noisy count series; a fall beside a larger confirmed jump, whose window a line
+   through both levels explains). There a candidate between two flat stretches (no slope
+   on either side, two levels beating a line or a quadratic by BIC, no autocorrelation
+   left around them) is tested as a jump beyond a constant, Bonferroni-corrected at 1 %,
+   top-down.
 4. **Spread changes** (``spread.spread_breaks``) are searched on second differences, which
    no trend can inflate (of ``log x`` where a positive series' noise grows in proportion
    to its level, as a price's does, so that growth or a crash is not a spread change).
@@ -167,11 +169,10 @@ def _placed(
     min_size: int,
     fixed: tuple[int, ...] = (),
 ) -> list[int]:
-    """The confirmed changes with their kinks re-placed, or, where the confirmation kept
-    none, the level shifts a curve may have absorbed."""
-    if confirmed:
-        return relocate(z, confirmed, min_size, fixed)
-    return level_shifts(z, cands, min_size, fixed)
+    """The confirmed changes with their kinks re-placed, and the level shifts a curve may
+    have absorbed in the stretches between them (bounded by them and ``fixed``)."""
+    placed = relocate(z, confirmed, min_size, fixed) if confirmed else []
+    return sorted(placed + level_shifts(z, cands, min_size, (*fixed, *placed)))
 
 
 def _candidates(z: FloatArray, min_size: int) -> tuple[list[int], float]:
