@@ -78,6 +78,29 @@ def test_noise_in_proportion_to_a_growing_level_is_not_a_spread_change(seed: int
     assert spread_breaks(x, [], 5) == []
 
 
+def test_counts_whose_mean_grows_or_steps_have_no_spread_change() -> None:
+    """Poisson counts: the spread grows as the square root of the level, unchanged on the
+    square-root scale. Over 40 seeds, a mean rising from 1 to 40 had a false spread change
+    14 times on the additive scale, and a step from 2 to 12 had one beside it 7 times."""
+    rising = [np.random.default_rng(s).poisson(np.linspace(1, 40, 150)) for s in range(40)]
+    levels = np.r_[np.full(60, 2.0), np.full(60, 12.0)]
+    steps = [np.random.default_rng(s).poisson(levels) for s in range(40)]
+    assert all(spread_breaks(x.astype(float), [], 5) == [] for x in rising)
+    assert all(spread_breaks(x.astype(float), [60], 5) == [] for x in steps)
+
+
+def test_overdispersed_counts_are_a_spread_change() -> None:
+    """A count whose mean stays at 10 while its variance goes from 10 (Poisson) to 60
+    (negative binomial): a real spread change, found within 15 points in most seeds."""
+    r = 10.0**2 / (60.0 - 10.0)
+    found = 0
+    for seed in range(40):
+        rng = np.random.default_rng(seed)
+        x = np.r_[rng.poisson(10.0, 150), rng.negative_binomial(r, r / (r + 10.0), 150)]
+        found += any(abs(c - 150) <= 15 for c in spread_breaks(x.astype(float), [], 5))
+    assert found >= 24
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_spread_changes_on_positive_series_are_still_found(seed: int) -> None:
     """Additive noise far from zero (sd 1 -> 4 around 100), and proportional noise whose

@@ -7,14 +7,16 @@ variance ratio into a mean shift, searched by binary segmentation; each candidat
 confirmed by a rank Brown-Forsythe test (Mann-Whitney on absolute second differences) and
 must change the spread by a factor of at least 1.6.
 
-**Multiplicative noise.** The noise of a price, a population or a count often scales with
-its level, so a series that doubles doubles its spread, and a crash halves it, with no
-change in the process. The noise scale is modelled as ``level ** lam`` with ``lam`` 0
-(additive) or 1 (multiplicative): for a strictly positive series ``lam`` is estimated as
-the least-squares slope of ``log |second difference|`` on the log of the local level (a
-running median of 5) and rounded to the nearer model; where it is multiplicative the
-spread is searched on ``log x``, whose noise is then additive. A series that touches zero
-or goes negative is taken as additive.
+**Noise that grows with the level.** The noise of a price or a population often scales
+with its level, and a count's (Poisson) noise with the square root of its level, so a
+series that doubles doubles (or multiplies by 1.4) its spread, and a crash or the end of
+an outbreak shrinks it, with no change in the process. The noise scale is modelled as
+``level ** lam`` with ``lam`` 0 (additive), 1/2 (counts) or 1 (multiplicative), the
+Box-Cox family's variance-stabilising powers: ``lam`` is estimated as the least-squares
+slope of ``log |second difference|`` on the log of the local level (a running median of
+5, where both are positive) and rounded to the nearest model; the spread is then
+searched on ``x``, ``sqrt x`` or ``log x``, whose noise is additive. A series with a
+negative value is taken as additive; one that touches zero cannot be multiplicative.
 """
 
 from __future__ import annotations
@@ -75,19 +77,24 @@ def spread_breaks(x: FloatArray, level_breaks: list[int], min_size: int) -> list
 
 
 def _additive_scale(x: FloatArray) -> FloatArray:
-    """``log x`` if the noise of ``x`` (strictly positive) grows in proportion to its level,
-    else ``x`` (see the module docstring)."""
-    if x.size < _MIN_POINTS or float(np.min(x)) <= 0:
+    """``x``, ``sqrt x`` or ``log x``: whichever makes the noise of ``x`` additive (see the
+    module docstring)."""
+    if x.size < _MIN_POINTS or float(np.min(x)) < 0:
         return x
     d2 = np.abs(x[:-2] - 2.0 * x[1:-1] + x[2:])
     windows = np.lib.stride_tricks.sliding_window_view(x, 5)
-    level = np.log(np.median(windows, axis=1))  # the level at x[2:-2], the d2 at 1..n-4
+    median = np.median(windows, axis=1)  # the level at x[2:-2], the d2 at 1..n-4
     spread = d2[1:-1]
-    keep = spread > 0
-    if keep.sum() < _MIN_POINTS // 2 or np.ptp(level[keep]) <= 0:
+    keep = (spread > 0) & (median > 0)
+    if keep.sum() < _MIN_POINTS // 2:
         return x
-    lam = float(np.polyfit(level[keep], np.log(spread[keep]), 1)[0])
-    return np.log(x) if lam > 0.5 else x
+    level = np.log(median[keep])
+    if np.ptp(level) <= 0:
+        return x
+    lam = float(np.polyfit(level, np.log(spread[keep]), 1)[0])
+    if lam >= 0.75 and float(np.min(x)) > 0:
+        return np.log(x)
+    return np.sqrt(x) if lam >= 0.25 else x
 
 
 def regimes(n: int, breaks: list[int]) -> list[tuple[int, int]]:
