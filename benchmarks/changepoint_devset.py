@@ -138,6 +138,16 @@ def steps(rng: Rng, n: int, tail: str = "normal", rho: float = 0.0) -> tuple[Flo
     return level + _noise(rng, n, 1.0, tail, rho), cps
 
 
+def counts(rng: Rng, n: int) -> tuple[FloatArray, list[int]]:
+    """Poisson counts around a mean of 1-20 that may drift smoothly (up to e-fold over the
+    series, no change) and change 0-2 times by a factor of 1.6-3.3 up or down."""
+    cps = _at(rng, n, int(rng.integers(0, 3)))
+    log_mean = np.log(rng.uniform(1.0, 20.0)) + rng.uniform(-1.0, 1.0) * np.arange(n) / n
+    for c in cps:
+        log_mean[c:] += rng.choice([-1, 1]) * rng.uniform(0.5, 1.2)
+    return rng.poisson(np.exp(log_mean)).astype(np.float64), cps
+
+
 Maker = Callable[[Rng, int], tuple[FloatArray, list[int]]]
 
 KINDS: dict[str, tuple[Maker, tuple[int, int]]] = {
@@ -154,6 +164,7 @@ KINDS: dict[str, tuple[Maker, tuple[int, int]]] = {
     "steps-short": (steps, (15, 60)),
     "steps-ar1": (lambda r, n: steps(r, n, rho=0.5), (100, 600)),
     "steps-t3": (lambda r, n: steps(r, n, tail="t3"), (100, 600)),
+    "counts": (counts, (40, 400)),
 }
 
 

@@ -44,7 +44,9 @@ change: growth, saturation and decay are each one segment unless they break.
    top-down.
 4. **Spread changes** (``spread.spread_breaks``) are searched on second differences, which
    no trend can inflate (of ``log x`` where a positive series' noise grows in proportion
-   to its level, as a price's does, so that growth or a crash is not a spread change).
+   to its level, as a price's does, and of ``sqrt x`` where it grows as the square root,
+   as a count's does, so that growth, a crash or the end of an outbreak is not a spread
+   change).
    Then each spread regime is standardised by its own noise scale and searched again; its
    candidates are *added* to those of the whole series (never replacing them) and all are
    confirmed together, the spread changes being fixed edges; two neighbouring pooled
