@@ -3,8 +3,9 @@
 Development set (``changepoint_devset``): constructed series of 14 kinds, 4 seeds each
 (smooth curves with and without a level break, kinks, random walks, crashes on a trend,
 spread changes, growing spread, cycles with and without a step, steps in Gaussian, short,
-AR(1) and t3 noise, Poisson counts), plus the 75 TSSB series shortened to <= 500 points. A few real
-series with documented historical breaks (``historical.json``) are scored apart, each shown.
+AR(1) and t3 noise, Poisson counts), plus the 75 TSSB series shortened to <= 500 points.
+A few real series with documented historical breaks (``historical.json``) are scored
+apart, each shown.
 
 Detectors, each given the raw values:
 

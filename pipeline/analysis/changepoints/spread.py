@@ -79,7 +79,8 @@ def spread_breaks(x: FloatArray, level_breaks: list[int], min_size: int) -> list
 def _additive_scale(x: FloatArray) -> FloatArray:
     """``x``, ``sqrt x`` or ``log x``: whichever makes the noise of ``x`` additive (see the
     module docstring)."""
-    if x.size < _MIN_POINTS or float(np.min(x)) < 0:
+    lowest = float(np.min(x)) if x.size else 0.0
+    if x.size < _MIN_POINTS or lowest < 0:
         return x
     d2 = np.abs(x[:-2] - 2.0 * x[1:-1] + x[2:])
     windows = np.lib.stride_tricks.sliding_window_view(x, 5)
@@ -92,7 +93,7 @@ def _additive_scale(x: FloatArray) -> FloatArray:
     if np.ptp(level) <= 0:
         return x
     lam = float(np.polyfit(level, np.log(spread[keep]), 1)[0])
-    if lam >= 0.75 and float(np.min(x)) > 0:
+    if lam >= 0.75 and lowest > 0:
         return np.log(x)
     return np.sqrt(x) if lam >= 0.25 else x
 
