@@ -8,12 +8,18 @@
 * **Cover**: each annotator's segments ``A`` are weighted by their length and scored by the
   best Jaccard overlap with a predicted segment; ``sum |A| max J(A, A') / n``, averaged over
   annotators.
+
+``paired_interval`` (ours): the mean of two detectors' per-series score differences and its
+95 % t interval, so a lead on a few dozen series is shown with its uncertainty.
 """
 
 from __future__ import annotations
 
 import itertools
+import statistics
 from collections.abc import Iterable, Sequence
+
+from scipy import stats
 
 
 def true_positives(truth: Iterable[int], predicted: Iterable[int], margin: int = 5) -> int:
@@ -62,3 +68,13 @@ def covering(annotations: Sequence[Sequence[int]], predicted: Iterable[int], n: 
         total = sum((b - a) * max(_jaccard((a, b), p) for p in pred) for a, b in truth)
         scores.append(total / n)
     return sum(scores) / len(scores)
+
+
+def paired_interval(ours: list[float], theirs: list[float]) -> tuple[float, float]:
+    """Mean paired difference ``ours - theirs`` over series and the half-width of its 95 %
+    t interval (series taken as independent draws; NaN half-width below two series)."""
+    diffs = [a - b for a, b in zip(ours, theirs, strict=True)]
+    if len(diffs) < 2:
+        return statistics.mean(diffs), float("nan")
+    sem = statistics.stdev(diffs) / len(diffs) ** 0.5
+    return statistics.mean(diffs), float(stats.t.ppf(0.975, len(diffs) - 1)) * sem

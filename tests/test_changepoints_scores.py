@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
-from benchmarks.changepoint_scores import covering, f_measure, true_positives
+from benchmarks.changepoint_scores import covering, f_measure, paired_interval, true_positives
 
 
 def test_true_positives_match_each_prediction_once() -> None:
@@ -50,3 +52,13 @@ def test_cover_of_hand_worked_partitions() -> None:
 
 def test_cover_averages_over_annotators() -> None:
     assert covering([[50], []], [50], 100) == pytest.approx((1.0 + 0.5) / 2)
+
+
+def test_paired_interval_is_the_t_interval_of_the_differences() -> None:
+    # Differences 1, 2, 3: mean 2, sd 1, half-width t(0.975, 2) / sqrt(3) = 4.303 / 1.732.
+    mean, half = paired_interval([1.0, 2.0, 3.0], [0.0, 0.0, 0.0])
+    assert mean == pytest.approx(2.0)
+    assert half == pytest.approx(4.302653 / 3**0.5, rel=1e-5)
+    # The same lead on every series is certain; one series gives no interval.
+    assert paired_interval([0.9, 0.8], [0.7, 0.6]) == pytest.approx((0.2, 0.0))
+    assert math.isnan(paired_interval([1.0], [0.5])[1])
