@@ -4,8 +4,10 @@ Development set (``changepoint_devset``): constructed series of 14 kinds, 4 seed
 (smooth curves with and without a level break, kinks, random walks, crashes on a trend,
 spread changes, growing spread, cycles with and without a step, steps in Gaussian, short,
 AR(1) and t3 noise, Poisson counts), plus the 75 TSSB series shortened to <= 500 points.
-A few real series with documented historical breaks (``historical.json``) are scored
-apart, each shown.
+Real series with documented historical breaks are scored apart, each shown: nine that were
+looked at while developing (``historical.json``) and ten annotated blind, before any
+detector ran on them (``documented_blind.json``), whose score no choice in ``detect()``
+has seen.
 
 Detectors, each given the raw values:
 
@@ -49,7 +51,13 @@ import ruptures as rpt
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.changepoint_devset import Series, constructed, development_set, historical
+from benchmarks.changepoint_devset import (
+    Series,
+    constructed,
+    development_set,
+    documented_blind,
+    historical,
+)
 from benchmarks.changepoint_scores import covering, f_measure, paired_interval
 
 Detector = Callable[[np.ndarray], list[int]]
@@ -81,7 +89,9 @@ def ruptures_detector(
         if z.size < 4:
             return []
         fitted = algo(model="l2", min_size=2, jump=1).fit(z)
-        return [int(b) for b in fitted.predict(pen=3.0 * np.log(z.size))[:-1]]
+        # Positions among the finite values, mapped back to the caller's (as detect() does).
+        kept = np.flatnonzero(np.isfinite(values))
+        return [int(kept[b]) for b in fitted.predict(pen=3.0 * np.log(z.size))[:-1]]
 
     return run
 
@@ -174,10 +184,24 @@ def _mean_where(values: list[float], mask: list[bool]) -> float:
 
 
 def _print_historical(detectors: dict[str, Detector]) -> None:
-    """The real annotated series, apart and each shown: too few to rank detectors by, so
-    their mean is printed for the record only."""
-    series = historical()
-    print(f"\nHistorical series with documented breaks ({len(series)}; not in the averages)")
+    """The real annotated series, apart and each shown: the nine looked at while developing
+    and the ten annotated blind, then all nineteen."""
+    looked_at = _print_documented(
+        detectors, historical(), "Historical series with documented breaks"
+    )
+    blind = _print_documented(
+        detectors, documented_blind(), "Documented breaks annotated blind (no choice saw them)"
+    )
+    both = {name: looked_at[name] + blind[name] for name in detectors}
+    print(f"\nAll {len(next(iter(both.values())))} documented-break series")
+    _print_means(both)
+
+
+def _print_documented(
+    detectors: dict[str, Detector], series: list[Series], title: str
+) -> dict[str, list[tuple[float, float]]]:
+    """Each series with every detector's F1, cover and breaks; then the means."""
+    print(f"\n{title} ({len(series)}; not in the averages)")
     scores: dict[str, list[tuple[float, float]]] = defaultdict(list)
     for s in series:
         print(f"  {s.name} (n={s.values.size}, annotated {s.cps})")
@@ -187,7 +211,14 @@ def _print_historical(detectors: dict[str, Detector]) -> None:
             cover = covering([s.cps], found, s.values.size)
             scores[name].append((f1, cover))
             print(f"    {name:<20} F1 {f1:5.3f} cover {cover:5.3f}  found {found}")
-    print(f"  mean of the {len(series)} (detect() minus each, 95 % t interval; few series)")
+    _print_means(scores)
+    return scores
+
+
+def _print_means(scores: dict[str, list[tuple[float, float]]]) -> None:
+    """Mean F1 and cover, and detect() minus each with its 95 % t interval (few series)."""
+    count = len(scores["detect()"])
+    print(f"  mean of the {count} (detect() minus each, 95 % t interval; few series)")
     ours_f1, ours_cover = ([p[i] for p in scores["detect()"]] for i in (0, 1))
     for name, pairs in scores.items():
         f1s, covers = ([p[i] for p in pairs] for i in (0, 1))

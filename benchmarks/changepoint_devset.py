@@ -5,7 +5,8 @@ level, slope or noise scale jumps (the first index of the new regime); smooth cu
 random walks, cycles and slowly growing noise have none. Seeds are fixed, so every run
 builds the same series. The public part is ``tests/data/changepoints/tssb_shortened.json``
 (see the README there). ``historical()`` gives a few real series with documented breaks
-(``historical.json``), kept out of the development set's averages.
+(``historical.json``), kept out of the development set's averages, and
+``documented_blind()`` ten more, annotated before any detector ran on them.
 """
 
 from __future__ import annotations
@@ -191,8 +192,19 @@ def development_set() -> list[Series]:
 def historical() -> list[Series]:
     """Real series with documented historical breaks, annotated by us (sources in the
     README beside the data); scored apart from the development set."""
-    data = json.loads((DATA / "historical.json").read_text())
+    return _documented("historical.json", "historical")
+
+
+def documented_blind() -> list[Series]:
+    """More real series with documented breaks, each annotated from the historical record
+    and written down before its values were loaded or any detector ran on it: the one
+    score here that no choice in ``detect()`` has seen (``null`` values are missing)."""
+    return _documented("documented_blind.json", "blind")
+
+
+def _documented(file: str, kind: str) -> list[Series]:
+    data = json.loads((DATA / file).read_text())
     return [
-        Series(f"historical/{name}", "historical", np.asarray(v["values"], dtype=float), v["cps"])
+        Series(f"{kind}/{name}", kind, np.asarray(v["values"], dtype=float), v["cps"])
         for name, v in data.items()
     ]
