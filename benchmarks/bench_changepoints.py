@@ -5,7 +5,7 @@ Development set (``changepoint_devset``): constructed series of 14 kinds, 4 seed
 spread changes, growing spread, cycles with and without a step, steps in Gaussian, short,
 AR(1) and t3 noise, Poisson counts), plus the 75 TSSB series shortened to <= 500 points.
 Real series with documented historical breaks are scored apart, each shown: nine that were
-looked at while developing (``historical.json``) and ten annotated blind, before any
+looked at while developing (``historical.json``) and 27 annotated blind, before any
 detector ran on them (``documented_blind.json``), whose score no choice in ``detect()``
 has seen.
 
@@ -185,7 +185,7 @@ def _mean_where(values: list[float], mask: list[bool]) -> float:
 
 def _print_historical(detectors: dict[str, Detector]) -> None:
     """The real annotated series, apart and each shown: the nine looked at while developing
-    and the ten annotated blind, then all nineteen."""
+    and those annotated blind, then all of them."""
     looked_at = _print_documented(
         detectors, historical(), "Historical series with documented breaks"
     )

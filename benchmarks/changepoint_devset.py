@@ -6,7 +6,7 @@ random walks, cycles and slowly growing noise have none. Seeds are fixed, so eve
 builds the same series. The public part is ``tests/data/changepoints/tssb_shortened.json``
 (see the README there). ``historical()`` gives a few real series with documented breaks
 (``historical.json``), kept out of the development set's averages, and
-``documented_blind()`` ten more, annotated before any detector ran on them.
+``documented_blind()`` 27 more, annotated before any detector ran on them.
 """
 
 from __future__ import annotations
