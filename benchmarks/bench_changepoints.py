@@ -170,11 +170,17 @@ def _print_paired(results: dict[str, tuple[list[float], list[float], float]]) ->
     f1s, covers, _ = results["detect()"]
     print("Paired difference, detect() minus each (mean over series, 95 % t interval)")
     for name, (other_f1, other_cover, _) in results.items():
-        if name == "detect()":
-            continue
-        f, fh = paired_interval(f1s, other_f1)
-        c, ch = paired_interval(covers, other_cover)
-        print(f"  {name:<20} F1 {f:+.3f} +- {fh:.3f}   cover {c:+.3f} +- {ch:.3f}")
+        if name != "detect()":
+            print(f"  {name:<20} {_difference(f1s, covers, other_f1, other_cover)}")
+
+
+def _difference(
+    f1s: list[float], covers: list[float], other_f1: list[float], other_cover: list[float]
+) -> str:
+    """detect()'s F1 and cover minus another's, each with its 95 % t interval."""
+    f, fh = paired_interval(f1s, other_f1)
+    c, ch = paired_interval(covers, other_cover)
+    return f"F1 {f:+.3f} +- {fh:.3f}, cover {c:+.3f} +- {ch:.3f}"
 
 
 def _mean_where(values: list[float], mask: list[bool]) -> float:
@@ -192,9 +198,8 @@ def _print_historical(detectors: dict[str, Detector]) -> None:
     blind = _print_documented(
         detectors, documented_blind(), "Documented breaks annotated blind (no choice saw them)"
     )
-    both = {name: looked_at[name] + blind[name] for name in detectors}
-    print(f"\nAll {len(next(iter(both.values())))} documented-break series")
-    _print_means(both)
+    print("\nAll documented-break series")
+    _print_means({name: looked_at[name] + blind[name] for name in detectors})
 
 
 def _print_documented(
@@ -217,16 +222,13 @@ def _print_documented(
 
 def _print_means(scores: dict[str, list[tuple[float, float]]]) -> None:
     """Mean F1 and cover, and detect() minus each with its 95 % t interval (few series)."""
-    count = len(scores["detect()"])
-    print(f"  mean of the {count} (detect() minus each, 95 % t interval; few series)")
-    ours_f1, ours_cover = ([p[i] for p in scores["detect()"]] for i in (0, 1))
+    ours_f1, ours_cover = map(list, zip(*scores["detect()"], strict=True))
+    print(f"  mean of the {len(ours_f1)} (detect() minus each, 95 % t interval; few series)")
     for name, pairs in scores.items():
-        f1s, covers = ([p[i] for p in pairs] for i in (0, 1))
+        f1s, covers = map(list, zip(*pairs, strict=True))
         line = f"    {name:<20} F1 {statistics.mean(f1s):5.3f} cover {statistics.mean(covers):5.3f}"
         if name != "detect()":
-            f, fh = paired_interval(ours_f1, f1s)
-            c, ch = paired_interval(ours_cover, covers)
-            line += f"   (difference F1 {f:+.3f} +- {fh:.3f}, cover {c:+.3f} +- {ch:.3f})"
+            line += f"   (difference {_difference(ours_f1, ours_cover, f1s, covers)})"
         print(line)
 
 
