@@ -7,7 +7,9 @@ AR(1) and t3 noise, Poisson counts), plus the 75 TSSB series shortened to <= 500
 Real series with documented historical breaks are scored apart, each shown: nine that were
 looked at while developing (``historical.json``) and 27 annotated blind, before any
 detector ran on them (``documented_blind.json``), whose score no choice in ``detect()``
-has seen.
+has seen. Then real series annotated by eye from anonymised plots, three annotators each
+(``visual_annotated.json``, looked at while developing, and ``visual_blind.json``), scored
+against all three annotators as TCPDBench does.
 
 Detectors, each given the raw values:
 
@@ -57,6 +59,8 @@ from benchmarks.changepoint_devset import (
     development_set,
     documented_blind,
     historical,
+    visual,
+    visual_blind,
 )
 from benchmarks.changepoint_scores import covering, f_measure, paired_interval
 
@@ -116,8 +120,8 @@ def score(detector: Detector, series: list[Series]) -> tuple[list[float], list[f
         t0 = time.process_time()
         found = detector(s.values)
         cpu += time.process_time() - t0
-        f1s.append(f_measure([s.cps], found))
-        covers.append(covering([s.cps], found, s.values.size))
+        f1s.append(f_measure(s.annotators(), found))
+        covers.append(covering(s.annotators(), found, s.values.size))
     return f1s, covers, cpu
 
 
@@ -190,16 +194,25 @@ def _mean_where(values: list[float], mask: list[bool]) -> float:
 
 
 def _print_historical(detectors: dict[str, Detector]) -> None:
-    """The real annotated series, apart and each shown: the nine looked at while developing
-    and those annotated blind, then all of them."""
-    looked_at = _print_documented(
-        detectors, historical(), "Historical series with documented breaks"
-    )
-    blind = _print_documented(
-        detectors, documented_blind(), "Documented breaks annotated blind (no choice saw them)"
-    )
-    print("\nAll documented-break series")
-    _print_means({name: looked_at[name] + blind[name] for name in detectors})
+    """The real annotated series, apart and each shown, in two families (labelled from the
+    historical record; labelled by eye): the part looked at while developing, the blind
+    part, then both together."""
+    families = [
+        (
+            "All documented-break series",
+            (historical(), "Historical series with documented breaks"),
+            (documented_blind(), "Documented breaks annotated blind (no choice saw them)"),
+        ),
+        (
+            "All series annotated by eye",
+            (visual(), "Annotated by eye, three annotators each (looked at while developing)"),
+            (visual_blind(), "Annotated by eye, three annotators each (blind, scored once)"),
+        ),
+    ]
+    for together, *parts in families:
+        scores = [_print_documented(detectors, series, title) for series, title in parts]
+        print(f"\n{together}")
+        _print_means({name: [pair for part in scores for pair in part[name]] for name in detectors})
 
 
 def _print_documented(
@@ -209,11 +222,11 @@ def _print_documented(
     print(f"\n{title} ({len(series)}; not in the averages)")
     scores: dict[str, list[tuple[float, float]]] = defaultdict(list)
     for s in series:
-        print(f"  {s.name} (n={s.values.size}, annotated {s.cps})")
+        print(f"  {s.name} (n={s.values.size}, annotated {' / '.join(map(str, s.annotators()))})")
         for name, det in detectors.items():
             found = det(s.values)
-            f1 = f_measure([s.cps], found)
-            cover = covering([s.cps], found, s.values.size)
+            f1 = f_measure(s.annotators(), found)
+            cover = covering(s.annotators(), found, s.values.size)
             scores[name].append((f1, cover))
             print(f"    {name:<20} F1 {f1:5.3f} cover {cover:5.3f}  found {found}")
     _print_means(scores)

@@ -7,6 +7,8 @@ builds the same series. The public part is ``tests/data/changepoints/tssb_shorte
 (see the README there). ``historical()`` gives a few real series with documented breaks
 (``historical.json``), kept out of the development set's averages, and
 ``documented_blind()`` 27 more, annotated before any detector ran on them.
+``visual()`` and ``visual_blind()`` are real series annotated by eye from anonymised plots
+by three annotators each, scored against all three as TCPDBench scores its annotators.
 """
 
 from __future__ import annotations
@@ -33,6 +35,11 @@ class Series:
     kind: str
     values: FloatArray
     cps: list[int]
+    annotations: tuple[list[int], ...] = ()  # one list per annotator, when several
+
+    def annotators(self) -> list[list[int]]:
+        """Each annotator's change points (``cps`` when there is one annotator)."""
+        return list(self.annotations) or [self.cps]
 
 
 def _noise(rng: Rng, n: int, sd: float, tail: str = "normal", rho: float = 0.0) -> FloatArray:
@@ -207,4 +214,29 @@ def _documented(file: str, kind: str) -> list[Series]:
     return [
         Series(f"{kind}/{name}", kind, np.asarray(v["values"], dtype=float), v["cps"])
         for name, v in data.items()
+    ]
+
+
+def visual() -> list[Series]:
+    """Real series annotated by eye, three annotators each (``visual_annotated.json``):
+    looked at while developing."""
+    return _visual("visual_annotated.json", "visual")
+
+
+def visual_blind() -> list[Series]:
+    """A second such batch (``visual_blind.json``), scored once, after the choices were made."""
+    return _visual("visual_blind.json", "visual-blind")
+
+
+def _visual(file: str, kind: str) -> list[Series]:
+    data = json.loads((DATA / file).read_text())
+    return [
+        Series(
+            f"{kind}/{name}",
+            kind,
+            np.asarray(item["values"], dtype=float),
+            sorted(set().union(*map(set, item["annotations"]))),
+            tuple(item["annotations"]),
+        )
+        for name, item in data.items()
     ]

@@ -26,3 +26,20 @@ def test_each_documented_series_is_well_formed_and_documented(file: str) -> None
         assert all(0 < c < len(values) for c in cps)
         assert f"`{name}`" in readme
         assert item["first"] and item["step"]
+
+
+@pytest.mark.parametrize("file", ["visual_annotated.json", "visual_blind.json"])
+def test_each_visual_series_has_three_annotators_and_a_documented_source(file: str) -> None:
+    series = json.loads((DATA / file).read_text())
+    readme = (DATA / "README.md").read_text()
+    assert len(series) >= 40
+    for name, item in series.items():
+        values, marks = item["values"], item["annotations"]
+        present = [v for v in values if v is not None]
+        assert all(math.isfinite(v) for v in present)
+        assert len(present) >= 0.9 * len(values)
+        assert len(marks) == 3, name
+        for annotator in marks:
+            assert annotator == sorted(set(annotator))
+            assert all(0 < c < len(values) for c in annotator)
+        assert f"`{name}` {item['source']} ({len(values)})" in readme
