@@ -10,7 +10,10 @@ residuals (dependent noise carries less information per point) and referred to
 F(2, dof). Because the search chose ``tau`` as the best of the window's positions, the
 p-value is Bonferroni-corrected over them (times ``b - a``); a change is kept when that is
 ``<= alpha``. A crash on a trend is a jump plus a slope change, which a smooth curve cannot
-absorb; a smooth curve has neither.
+absorb; a smooth curve has neither. Where the alternative's residuals reach the AR(1) cap
+(``noise.MAX_RHO``) the noise wanders like a random walk and the jump is tested on the
+window's first differences instead (``random_walk.integrated_pvalue``): it must then stand
+out beside the series' own steps.
 
 **Abrupt, not gradual** (``is_gradual``). Over a long window a quadratic is a poor null for
 an S-curve or an exponential, and a hinge beats it. So a candidate that passes is refit
@@ -51,7 +54,13 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import stats
 
-from pipeline.analysis.changepoints.noise import lag1_rho, long_run_factor
+from pipeline.analysis.changepoints.noise import (
+    MAX_RHO,
+    lag1_autocorrelation,
+    lag1_rho,
+    long_run_factor,
+)
+from pipeline.analysis.changepoints.random_walk import integrated_pvalue
 
 FloatArray = NDArray[np.float64]
 
@@ -92,6 +101,9 @@ def changes_pvalue(x: FloatArray, a: int, taus: tuple[int, ...], b: int) -> floa
         return 1.0
     if rss1 <= 1e-12 * rss0:
         return 0.0  # noiseless: the change is exact
+    if len(taus) == 1 and lag1_autocorrelation(resid) >= MAX_RHO:
+        # AR(1) at its cap: the noise wanders like a random walk; test on differences.
+        return integrated_pvalue(y, taus[0] - a, degree, POINT_WIDTH)
     f = (gain / extra) / (rss1 / dof) / long_run_factor(lag1_rho(resid))
     return float(stats.f.sf(f, extra, dof))
 

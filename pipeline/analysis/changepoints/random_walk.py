@@ -1,0 +1,76 @@
+"""The confirmation test for a window whose noise wanders like a random walk.
+
+``confirm.changes_pvalue`` treats the noise around a smooth curve as AR(1) and divides
+its F statistic by the long-run variance factor ``(1 + rho) / (1 - rho)``, with ``rho``
+capped at ``noise.MAX_RHO``. When the residuals' lag-1 autocorrelation reaches that cap
+the AR(1) model has broken down: the noise is closer to integrated (a price, a level that
+wanders), and the capped deflation both lets slow wanders through and hides a jump that
+the eye reads at once, because the jump is large beside the series' own steps.
+
+So such a window is tested on its **first differences**, where a random walk is white
+noise. A smooth curve of degree ``k`` in the levels is a polynomial of degree ``k - 1`` in
+the differences (the null). A jump at ``tau`` is a burst: extra mean in a run of ``w``
+consecutive differences (``w`` = 1 to ``POINT_WIDTH``, so a jump spread over a few points,
+a crash or a ramp of a few years, counts as one) centred on the step into ``tau``, as
+``confirm.is_gradual`` centres a transition, so the candidates at the two ends of one
+crash do not both claim it. Only the jump is tested: a change of drift (the differences'
+mean) was tried as a second term, and a window that ends a point or two inside a crash
+then reads the crash's first steps as a drift change at its candidate. The F statistic is
+deflated for any AR(1) dependence left in the differences (momentum) and
+Bonferroni-corrected over the bursts tried; the caller corrects for the position, as it
+does for the AR(1) test.
+
+Assumes roughly Gaussian steps. Measured on 400 random walks of 100 points: at 5 % it
+rejects 2.75 % of Gaussian walks and 5.25 % of walks with t3 steps; at 1 %, 0.5 % and
+2.75 %. So heavy tails make it liberal (a price's largest moves look like jumps, as they do
+to the eye): on 300-point t3 walks detect() reports 1.4 breaks per series against 0.9
+without this route (Gaussian walks: 0.26 against 0.28).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy import stats
+
+from pipeline.analysis.changepoints.noise import lag1_rho, long_run_factor
+
+FloatArray = NDArray[np.float64]
+
+
+def integrated_pvalue(y: FloatArray, at: int, degree: int, max_width: int) -> float:
+    """p-value of a jump at ``at`` (a burst of at most ``max_width`` differences centred on
+    the step into ``y[at]``) beyond a polynomial of degree ``degree`` in ``y``, with
+    random-walk noise; Bonferroni over the bursts."""
+    d = np.diff(y)
+    m = d.size
+    into = at - 1  # d[into] = y[at] - y[at - 1]
+    dof = m - (degree + 1)
+    if dof < 2 or not 0 <= into < m:
+        return 1.0
+    t = (np.arange(m, dtype=np.float64) - into) / m
+    null = np.vander(t, degree, increasing=True)
+    rss0 = _rss(null, d)[0]
+    # centred on the step into ``at`` (for an even width, either of the two middles)
+    widths = range(1, max_width + 1)
+    bursts = sorted({(into - k, w) for w in widths for k in (w // 2, (w - 1) // 2)})
+    best = 1.0
+    for first, w in bursts:
+        if first < 0 or first + w > m:
+            continue
+        box = np.zeros(m)
+        box[first : first + w] = 1.0
+        rss1, resid = _rss(np.column_stack([null, box]), d)
+        if rss0 - rss1 <= 0:
+            continue
+        if rss1 <= 1e-12 * rss0:
+            return 0.0  # noiseless: the jump is exact
+        f = (rss0 - rss1) / (rss1 / dof) / long_run_factor(lag1_rho(resid))
+        best = min(best, float(stats.f.sf(f, 1, dof)))
+    return min(1.0, best * len(bursts))
+
+
+def _rss(design: FloatArray, y: FloatArray) -> tuple[float, FloatArray]:
+    coef, *_ = np.linalg.lstsq(design, y, rcond=None)
+    resid = y - design @ coef
+    return float(resid @ resid), resid
