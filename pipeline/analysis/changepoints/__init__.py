@@ -26,8 +26,8 @@ change: growth, saturation and decay are each one segment unless they break.
    or a slope change: F test deflated for AR(1) dependence, Bonferroni-corrected over the
    window's positions at 1 %; where the residuals' autocorrelation reaches the cap (0.9),
    the noise is taken as a random walk and the jump is tested on first differences, as a
-   burst of up to a few steps (``random_walk``). The weakest candidate is merged first and only its
-   neighbours are re-tested (a heap): O(k log k) tests. On a smooth trend with no break
+   burst of up to a few steps (``random_walk``). The weakest candidate is merged first
+   and only its neighbours are re-tested (a heap): O(k log k) tests. On a smooth trend with no break
    the candidates fail this test, so none is reported. A candidate that passes must also
    be abrupt: if its jump and slope change spread over a wide transition (a ramp as long
    as the settled part of the shorter side, and more than a few points) explain the window
