@@ -8,8 +8,9 @@ Real series with documented historical breaks are scored apart, each shown: nine
 looked at while developing (``historical.json``) and 27 annotated blind, before any
 detector ran on them (``documented_blind.json``), whose score no choice in ``detect()``
 has seen. Then real series annotated by eye from anonymised plots, three annotators each
-(``visual_annotated.json``, looked at while developing, and ``visual_blind.json``), scored
-against all three annotators as TCPDBench does.
+(``visual_annotated.json``, looked at while developing; ``visual_blind.json``;
+``visual_holdout.json``, scored once), scored against all three annotators as TCPDBench
+does.
 
 Detectors, each given the raw values:
 
@@ -61,6 +62,7 @@ from benchmarks.changepoint_devset import (
     historical,
     visual,
     visual_blind,
+    visual_holdout,
 )
 from benchmarks.changepoint_scores import covering, f_measure, paired_interval
 
@@ -196,7 +198,7 @@ def _mean_where(values: list[float], mask: list[bool]) -> float:
 def _print_historical(detectors: dict[str, Detector]) -> None:
     """The real annotated series, apart and each shown, in two families (labelled from the
     historical record; labelled by eye): the part looked at while developing, the blind
-    part, then both together."""
+    parts, then all together."""
     families = [
         (
             "All documented-break series",
@@ -206,7 +208,8 @@ def _print_historical(detectors: dict[str, Detector]) -> None:
         (
             "All series annotated by eye",
             (visual(), "Annotated by eye, three annotators each (looked at while developing)"),
-            (visual_blind(), "Annotated by eye, three annotators each (blind, scored once)"),
+            (visual_blind(), "Annotated by eye, three annotators each (blind; see the README)"),
+            (visual_holdout(), "Annotated by eye, three annotators each (holdout, scored once)"),
         ),
     ]
     for together, *parts in families:

@@ -7,8 +7,9 @@ builds the same series. The public part is ``tests/data/changepoints/tssb_shorte
 (see the README there). ``historical()`` gives a few real series with documented breaks
 (``historical.json``), kept out of the development set's averages, and
 ``documented_blind()`` 27 more, annotated before any detector ran on them.
-``visual()`` and ``visual_blind()`` are real series annotated by eye from anonymised plots
-by three annotators each, scored against all three as TCPDBench scores its annotators.
+``visual()``, ``visual_blind()`` and ``visual_holdout()`` are real series annotated by eye
+from anonymised plots by three annotators each, scored against all three as TCPDBench
+scores its annotators.
 """
 
 from __future__ import annotations
@@ -226,6 +227,12 @@ def visual() -> list[Series]:
 def visual_blind() -> list[Series]:
     """A second such batch (``visual_blind.json``), scored once, after the choices were made."""
     return _visual("visual_blind.json", "visual-blind")
+
+
+def visual_holdout() -> list[Series]:
+    """A third batch (``visual_holdout.json``), scored once, for the sixteenth session's
+    final ``detect()``: kept for judging the next change."""
+    return _visual("visual_holdout.json", "visual-holdout")
 
 
 def _visual(file: str, kind: str) -> list[Series]:
