@@ -200,50 +200,41 @@ def development_set() -> list[Series]:
 def historical() -> list[Series]:
     """Real series with documented historical breaks, annotated by us (sources in the
     README beside the data); scored apart from the development set."""
-    return _documented("historical.json", "historical")
+    return _real("historical.json", "historical")
 
 
 def documented_blind() -> list[Series]:
     """More real series with documented breaks, each annotated from the historical record
     and written down before its values were loaded or any detector ran on it: the one
     score here that no choice in ``detect()`` has seen (``null`` values are missing)."""
-    return _documented("documented_blind.json", "blind")
-
-
-def _documented(file: str, kind: str) -> list[Series]:
-    data = json.loads((DATA / file).read_text())
-    return [
-        Series(f"{kind}/{name}", kind, np.asarray(v["values"], dtype=float), v["cps"])
-        for name, v in data.items()
-    ]
+    return _real("documented_blind.json", "blind")
 
 
 def visual() -> list[Series]:
     """Real series annotated by eye, three annotators each (``visual_annotated.json``):
     looked at while developing."""
-    return _visual("visual_annotated.json", "visual")
+    return _real("visual_annotated.json", "visual")
 
 
 def visual_blind() -> list[Series]:
     """A second such batch (``visual_blind.json``), scored once, after the choices were made."""
-    return _visual("visual_blind.json", "visual-blind")
+    return _real("visual_blind.json", "visual-blind")
 
 
 def visual_holdout() -> list[Series]:
     """A third batch (``visual_holdout.json``), scored once, for the sixteenth session's
     final ``detect()``: kept for judging the next change."""
-    return _visual("visual_holdout.json", "visual-holdout")
+    return _real("visual_holdout.json", "visual-holdout")
 
 
-def _visual(file: str, kind: str) -> list[Series]:
+def _real(file: str, kind: str) -> list[Series]:
+    """Real annotated series: ``cps`` from one annotator, or ``annotations`` from several
+    (``cps`` is then their union, for display); ``null`` values are missing."""
     data = json.loads((DATA / file).read_text())
-    return [
-        Series(
-            f"{kind}/{name}",
-            kind,
-            np.asarray(item["values"], dtype=float),
-            sorted(set().union(*map(set, item["annotations"]))),
-            tuple(item["annotations"]),
-        )
-        for name, item in data.items()
-    ]
+    series = []
+    for name, item in data.items():
+        annotations = tuple(item.get("annotations", ()))
+        cps = item["cps"] if "cps" in item else sorted(set().union(*map(set, annotations)))
+        values = np.asarray(item["values"], dtype=float)
+        series.append(Series(f"{kind}/{name}", kind, values, cps, annotations))
+    return series

@@ -54,6 +54,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import stats
 
+from pipeline.analysis.changepoints.fit import least_squares
 from pipeline.analysis.changepoints.noise import (
     MAX_RHO,
     lag1_autocorrelation,
@@ -235,13 +236,6 @@ def smooth_degree(t: FloatArray, y: FloatArray) -> int:
 def bic_of(rss: float, m: int, params: int) -> float:
     """BIC of a Gaussian least-squares fit of ``m`` points with ``params`` parameters."""
     return float(m * np.log(max(rss, 1e-300) / m) + params * np.log(m))
-
-
-def least_squares(design: FloatArray, y: FloatArray) -> tuple[float, FloatArray]:
-    """Residual sum of squares and residuals of ``y`` regressed on ``design``."""
-    coef, *_ = np.linalg.lstsq(design, y, rcond=None)
-    resid = y - design @ coef
-    return float(resid @ resid), resid
 
 
 def merge_weakest(

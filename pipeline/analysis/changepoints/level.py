@@ -50,7 +50,8 @@ import itertools
 import numpy as np
 from scipy import stats
 
-from pipeline.analysis.changepoints.confirm import ALPHA, bic_of, least_squares
+from pipeline.analysis.changepoints.confirm import ALPHA, bic_of
+from pipeline.analysis.changepoints.fit import least_squares
 from pipeline.analysis.changepoints.noise import (
     FloatArray,
     lag1_autocorrelation,

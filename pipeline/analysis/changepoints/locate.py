@@ -45,7 +45,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-from pipeline.analysis.changepoints.confirm import MAX_DEGREE, bic_of, change_rss, least_squares
+from pipeline.analysis.changepoints.confirm import MAX_DEGREE, bic_of, change_rss
+from pipeline.analysis.changepoints.fit import least_squares
 from pipeline.analysis.changepoints.noise import FloatArray, lag1_rho, long_run_factor
 
 MOVE_LEVEL = 0.95  # a change moves only when its position is outside this confidence set

@@ -33,6 +33,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import stats
 
+from pipeline.analysis.changepoints.fit import least_squares
 from pipeline.analysis.changepoints.noise import lag1_rho, long_run_factor
 
 FloatArray = NDArray[np.float64]
@@ -50,7 +51,7 @@ def integrated_pvalue(y: FloatArray, at: int, degree: int, max_width: int) -> fl
         return 1.0
     t = (np.arange(m, dtype=np.float64) - into) / m
     null = np.vander(t, degree, increasing=True)
-    rss0 = _rss(null, d)[0]
+    rss0 = least_squares(null, d)[0]
     # centred on the step into ``at`` (for an even width, either of the two middles)
     widths = range(1, max_width + 1)
     bursts = sorted({(into - k, w) for w in widths for k in (w // 2, (w - 1) // 2)})
@@ -60,7 +61,7 @@ def integrated_pvalue(y: FloatArray, at: int, degree: int, max_width: int) -> fl
             continue
         box = np.zeros(m)
         box[first : first + w] = 1.0
-        rss1, resid = _rss(np.column_stack([null, box]), d)
+        rss1, resid = least_squares(np.column_stack([null, box]), d)
         if rss0 - rss1 <= 0:
             continue
         if rss1 <= 1e-12 * rss0:
@@ -68,9 +69,3 @@ def integrated_pvalue(y: FloatArray, at: int, degree: int, max_width: int) -> fl
         f = (rss0 - rss1) / (rss1 / dof) / long_run_factor(lag1_rho(resid))
         best = min(best, float(stats.f.sf(f, 1, dof)))
     return min(1.0, best * len(bursts))
-
-
-def _rss(design: FloatArray, y: FloatArray) -> tuple[float, FloatArray]:
-    coef, *_ = np.linalg.lstsq(design, y, rcond=None)
-    resid = y - design @ coef
-    return float(resid @ resid), resid
