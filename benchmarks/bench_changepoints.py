@@ -168,7 +168,7 @@ def main() -> None:
     if args.by_kind:
         _print_by_kind(series, results)
     if not args.fresh_seeds:
-        _print_historical(detectors)
+        _print_real(detectors)
 
 
 def _print_paired(results: dict[str, tuple[list[float], list[float], float]]) -> None:
@@ -195,7 +195,7 @@ def _mean_where(values: list[float], mask: list[bool]) -> float:
     return statistics.mean(chosen) if chosen else float("nan")
 
 
-def _print_historical(detectors: dict[str, Detector]) -> None:
+def _print_real(detectors: dict[str, Detector]) -> None:
     """The real annotated series, apart and each shown, in two families (labelled from the
     historical record; labelled by eye): the part looked at while developing, the blind
     parts, then all together."""
