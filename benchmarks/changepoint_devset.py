@@ -7,7 +7,8 @@ builds the same series. The public part is ``tests/data/changepoints/tssb_shorte
 (see the README there). ``historical()`` gives a few real series with documented breaks
 (``historical.json``), kept out of the development set's averages, and
 ``documented_blind()`` 27 more, annotated before any detector ran on them.
-``visual()``, ``visual_blind()`` and ``visual_holdout()`` are real series annotated by eye
+``visual()``, ``visual_blind()``, ``visual_holdout()`` and ``visual_holdout_2()`` are real
+series annotated by eye
 from anonymised plots by three annotators each, scored against all three as TCPDBench
 scores its annotators.
 """
@@ -222,9 +223,16 @@ def visual_blind() -> list[Series]:
 
 
 def visual_holdout() -> list[Series]:
-    """A third batch (``visual_holdout.json``), scored once, for the sixteenth session's
-    final ``detect()``: kept for judging the next change."""
+    """A third batch (``visual_holdout.json``), scored once for the sixteenth session's
+    final ``detect()``, then looked at series by series in the seventeenth."""
     return _real("visual_holdout.json", "visual-holdout")
+
+
+def visual_holdout_2() -> list[Series]:
+    """A fourth batch (``visual_holdout_2.json``), annotated in the seventeenth session
+    before its experiments and scored once, for its final ``detect()``: kept for judging
+    the next change."""
+    return _real("visual_holdout_2.json", "visual-holdout-2")
 
 
 def _real(file: str, kind: str) -> list[Series]:

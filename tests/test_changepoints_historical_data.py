@@ -29,7 +29,13 @@ def test_each_documented_series_is_well_formed_and_documented(file: str) -> None
 
 
 @pytest.mark.parametrize(
-    "file", ["visual_annotated.json", "visual_blind.json", "visual_holdout.json"]
+    "file",
+    [
+        "visual_annotated.json",
+        "visual_blind.json",
+        "visual_holdout.json",
+        "visual_holdout_2.json",
+    ],
 )
 def test_each_visual_series_has_three_annotators_and_a_documented_source(file: str) -> None:
     series = json.loads((DATA / file).read_text())
