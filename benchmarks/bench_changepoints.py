@@ -9,8 +9,9 @@ looked at while developing (``historical.json``) and 27 annotated blind, before 
 detector ran on them (``documented_blind.json``), whose score no choice in ``detect()``
 has seen. Then real series annotated by eye from anonymised plots, three annotators each
 (``visual_annotated.json``, looked at while developing; ``visual_blind.json``;
-``visual_holdout.json``, scored once and then looked at; ``visual_holdout_2.json``, scored
-once), scored against all three annotators as TCPDBench does.
+``visual_holdout.json``, scored once and then looked at; ``visual_holdout_2.json``, kept
+apart, scored only as the data README records), scored against all three annotators as
+TCPDBench does.
 
 Detectors, each given the raw values:
 
@@ -211,7 +212,7 @@ def _print_real(detectors: dict[str, Detector]) -> None:
             (visual(), "Annotated by eye, three annotators each (looked at while developing)"),
             (visual_blind(), "Annotated by eye, three annotators each (blind; see the README)"),
             (visual_holdout(), "Annotated by eye, three annotators each (looked at since)"),
-            (visual_holdout_2(), "Annotated by eye, three annotators each (holdout, scored once)"),
+            (visual_holdout_2(), "Annotated by eye, three annotators each (second holdout; README)"),
         ),
     ]
     for together, *parts in families:

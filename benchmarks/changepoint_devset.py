@@ -230,8 +230,8 @@ def visual_holdout() -> list[Series]:
 
 def visual_holdout_2() -> list[Series]:
     """A fourth batch (``visual_holdout_2.json``), annotated in the seventeenth session
-    before its experiments and scored once, for its final ``detect()``: kept for judging
-    the next change."""
+    before its experiments, never looked at series by series; its means were seen for
+    four versions of ``detect()`` (the data README lists them)."""
     return _real("visual_holdout_2.json", "visual-holdout-2")
 
 

@@ -1,6 +1,6 @@
 """The random-walk route of the confirmation test (changepoints.random_walk): it holds its
 level on random walks, and it finds a jump that stands out beside a random walk's own
-steps, abrupt or spread over a few points, where the AR(1) test (capped) discounts it."""
+steps, abrupt or spread over a few points, where no AR(1) model of the noise holds."""
 
 from __future__ import annotations
 
@@ -35,8 +35,8 @@ def test_a_jump_spread_over_four_points_counts_as_one() -> None:
         assert integrated_pvalue(y, 102, 1, 5) * y.size <= confirm.ALPHA, seed
 
 
-def test_a_window_at_the_ar1_cap_is_tested_on_differences() -> None:
-    """Where the residuals' autocorrelation reaches the cap, the window's p-value is the
+def test_a_window_whose_noise_may_be_a_random_walk_is_tested_on_differences() -> None:
+    """Where a unit root in the residuals is not rejected, the window's p-value is the
     random-walk one; on white noise it is the AR(1) F test's (jump and slope change)."""
     walk = np.cumsum(np.random.default_rng(3).normal(size=200))
     walk[100:] += 10.0
@@ -51,7 +51,7 @@ def test_a_window_at_the_ar1_cap_is_tested_on_differences() -> None:
 
 def test_detect_finds_a_jump_that_stands_out_in_a_random_walk() -> None:
     """A jump of 12 step sizes in a 300-point random walk, 20 seeds: found (within 5
-    points) in at least 15 (19 now). Before this route, detect() found 5 of these 20 (a
+    points) in at least 15 (20 now). Before this route, detect() found 5 of these 20 (a
     10-step jump: 9 in 50 before, 29 in 50 with it)."""
     found = 0
     for seed in range(20):

@@ -23,10 +23,12 @@ change: growth, saturation and decay are each one segment unless they break.
    search repeated, so a wandering series is not cut into many pieces. O(n log n).
 3. **Confirmation** (``confirm.merge_weakest``): each candidate must beat a smooth curve
    (a line or a quadratic, chosen by BIC) through its two neighbouring segments by a jump
-   or a slope change: F test deflated for AR(1) dependence, Bonferroni-corrected over the
-   window's positions at 1 %; where the residuals' autocorrelation reaches the cap (0.9),
-   the noise is taken as a random walk and the jump is tested on first differences, as a
-   burst of up to a few steps (``random_walk``). The weakest candidate is merged first
+   or a slope change: F test by generalised least squares for AR(1) noise (prewhitened),
+   Bonferroni-corrected over the window's positions at 1 %; where a Dickey-Fuller test
+   does not reject a unit root in the residuals, the noise is taken as a random walk and
+   the jump is tested on first differences, as a burst of up to a few steps
+   (``random_walk``); two survivors within a point width are one transition, and the
+   better is kept. The weakest candidate is merged first
    and only its neighbours are re-tested (a heap): O(k log k) tests. On a smooth trend with no break
    the candidates fail this test, so none is reported. A candidate that passes must also
    be abrupt: if its jump and slope change spread over a wide transition (a ramp as long

@@ -4,16 +4,31 @@
 ``x[a:b]`` alone. Null: the stretch is one *smooth* curve, a polynomial in time of degree 1
 or 2 (whichever BIC prefers), so a gently curving series (growth, saturation, decay) cut
 into pieces is explained without a change. Alternative: the same curve plus a jump at
-``tau`` plus a change of slope at ``tau`` (a hinge ``(t - tau)+``). The F statistic of these
-two extra terms is divided by the AR(1) long-run variance factor of the alternative's
-residuals (dependent noise carries less information per point) and referred to
-F(2, dof). Because the search chose ``tau`` as the best of the window's positions, the
-p-value is Bonferroni-corrected over them (times ``b - a``); a change is kept when that is
-``<= alpha``. A crash on a trend is a jump plus a slope change, which a smooth curve cannot
-absorb; a smooth curve has neither. Where the alternative's residuals reach the AR(1) cap
-(``noise.MAX_RHO``) the noise wanders like a random walk and the jump is tested on the
-window's first differences instead (``random_walk.integrated_pvalue``): it must then stand
-out beside the series' own steps.
+``tau`` plus a change of slope at ``tau`` (a hinge ``(t - tau)+``). The two extra terms
+are F-tested by generalised least squares for AR(1) noise: ``rho`` is estimated from the
+alternative's residuals (capped at ``noise.MAX_RHO``), data and designs are prewhitened
+(Prais-Winsten) and the F statistic is referred to F(2, dof - 1). Because the search chose
+``tau`` as the best of the window's positions, the p-value is Bonferroni-corrected over
+them (times ``b - a``); a change is kept when that is ``<= alpha``. A crash on a trend is a
+jump plus a slope change, which a smooth curve cannot absorb; a smooth curve has neither.
+Where a Dickey-Fuller test on those residuals does not reject a unit root at 5 %
+(``noise.unit_root_plausible``; in windows too short for that test, where their lag-1
+autocorrelation reaches the cap), the noise may wander like a random walk, for which no
+AR(1) model holds: the jump is then tested on the window's first differences instead
+(``random_walk.integrated_pvalue``) and must stand out beside the series' own steps. Two
+surviving changes within ``POINT_WIDTH`` points of each other are one transition, and
+the better one is kept (``one_per_transition``).
+
+Why prewhitening rather than dividing an ordinary F statistic by the AR(1) long-run
+variance factor ``(1 + rho) / (1 - rho)``, as this test did up to the sixteenth session:
+the factor is right for a difference of means, but it discounts a jump as if its evidence
+were spread like a mean's, while under AR(1) an abrupt jump is also one large innovation,
+which prewhitening keeps. Where a window holds unmodelled structure (another change,
+curvature) its residuals' ``rho`` rises towards the cap, and the factor (up to 19) then
+hid jumps that are plain to the eye, whole cascades of them as bottom-up merging widened
+the windows. And why the unit-root test rather than the cap as the switch: residuals of a
+random walk around a fitted curve show a lag-1 autocorrelation well below 1 in a short
+window, so the cap let wandering windows through to the AR(1) test.
 
 **Abrupt, not gradual** (``is_gradual``). Over a long window a quadratic is a poor null for
 an S-curve or an exponential, and a hinge beats it. So a candidate that passes is refit
@@ -56,10 +71,10 @@ from scipy import stats
 
 from pipeline.analysis.changepoints.fit import least_squares
 from pipeline.analysis.changepoints.noise import (
-    MAX_RHO,
-    lag1_autocorrelation,
     lag1_rho,
     long_run_factor,
+    prewhitened,
+    unit_root_plausible,
 )
 from pipeline.analysis.changepoints.random_walk import integrated_pvalue
 
@@ -102,10 +117,26 @@ def changes_pvalue(x: FloatArray, a: int, taus: tuple[int, ...], b: int) -> floa
         return 1.0
     if rss1 <= 1e-12 * rss0:
         return 0.0  # noiseless: the change is exact
-    if len(taus) == 1 and lag1_autocorrelation(resid) >= MAX_RHO:
-        # AR(1) at its cap: the noise wanders like a random walk; test on differences.
+    if len(taus) == 1 and unit_root_plausible(resid):
+        # The noise may wander like a random walk: no AR(1) model holds; test on differences.
         return integrated_pvalue(y, taus[0] - a, degree, POINT_WIDTH)
-    f = (gain / extra) / (rss1 / dof) / long_run_factor(lag1_rho(resid))
+    return prewhitened_pvalue(y, null, alt, lag1_rho(resid))
+
+
+def prewhitened_pvalue(y: FloatArray, null: FloatArray, alt: FloatArray, rho: float) -> float:
+    """F test of ``alt``'s extra columns beyond ``null`` by generalised least squares for
+    AR(1) noise (Prais-Winsten, ``rho`` estimated from the alternative's residuals, one
+    degree of freedom charged for it)."""
+    extra = alt.shape[1] - null.shape[1]
+    dof = y.size - alt.shape[1] - 1
+    white_y = prewhitened(y, rho)
+    rss0 = least_squares(prewhitened(null, rho), white_y)[0]
+    rss1 = least_squares(prewhitened(alt, rho), white_y)[0]
+    if dof < 2 or rss1 >= rss0:
+        return 1.0
+    if rss1 <= 0:
+        return 0.0
+    f = ((rss0 - rss1) / extra) / (rss1 / dof)
     return float(stats.f.sf(f, extra, dof))
 
 
@@ -238,6 +269,33 @@ def bic_of(rss: float, m: int, params: int) -> float:
     return float(m * np.log(max(rss, 1e-300) / m) + params * np.log(m))
 
 
+def one_per_transition(x: FloatArray, cands: list[int], fixed: tuple[int, ...] = ()) -> list[int]:
+    """``cands`` (sorted) with every two at most ``POINT_WIDTH`` apart reduced to one.
+
+    Applied to the changes that survive merging. Two candidates at the two ends of a fall
+    a few points wide sit within a point of each other at the search's resolution: one
+    transition, not two changes. Each is tested with the other as its window's edge, so
+    each window ends inside the fall, and with prewhitening a window whose last two
+    points fall is strong evidence for a jump a few points earlier: both candidates of a
+    three-day crash survived. So, left to right, of two such neighbours the one whose
+    change better explains the stretch around both (the smaller p-value between their
+    outer neighbours) is kept. (Applied to the candidates before merging instead, it
+    also moved breaks by an hour or two in the product's long series, enough to add a
+    false phase in ``bench_analysis_accuracy``.)"""
+    edges = sorted({0, *fixed, x.size})
+    kept = list(cands)
+    i = 0
+    while i + 1 < len(kept):
+        c, d = kept[i], kept[i + 1]
+        if d - c > POINT_WIDTH or any(c < f < d for f in fixed):
+            i += 1
+            continue
+        lo = max([e for e in edges if e < c] + kept[max(i - 1, 0) : i])
+        hi = min([e for e in edges if e > d] + kept[i + 2 : i + 3])
+        del kept[i + 1 if step_pvalue(x, lo, c, hi) <= step_pvalue(x, lo, d, hi) else i]
+    return kept
+
+
 def merge_weakest(
     x: FloatArray,
     candidates: list[int],
@@ -307,4 +365,4 @@ def merge_weakest(
         for j in {left, right, *(outer if pooled else ())}:
             if testable_at(j):
                 push(j)
-    return [edges[i] for i in testable if alive[i]]
+    return one_per_transition(x, [edges[i] for i in testable if alive[i]], fixed)

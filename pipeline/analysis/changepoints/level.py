@@ -23,7 +23,8 @@ stretch to the smooth-curve test:
 
 **The test.** The jump must be significant beyond a constant: F(1, m - 2), deflated by
 the AR(1) long-run factor of the residuals, Bonferroni-corrected over the stretch's
-positions, at ``ALPHA``, as in the confirmation.
+positions, at ``ALPHA``. (The confirmation prewhitens instead; here the residuals must
+already show no autocorrelation, so the factor is close to 1.)
 
 **Where it runs:** in every stretch between the confirmed changes (and spread changes),
 the whole series where none was confirmed. A curve through the whole series can absorb

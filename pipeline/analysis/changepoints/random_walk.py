@@ -1,11 +1,11 @@
 """The confirmation test for a window whose noise wanders like a random walk.
 
-``confirm.changes_pvalue`` treats the noise around a smooth curve as AR(1) and divides
-its F statistic by the long-run variance factor ``(1 + rho) / (1 - rho)``, with ``rho``
-capped at ``noise.MAX_RHO``. When the residuals' lag-1 autocorrelation reaches that cap
-the AR(1) model has broken down: the noise is closer to integrated (a price, a level that
-wanders), and the capped deflation both lets slow wanders through and hides a jump that
-the eye reads at once, because the jump is large beside the series' own steps.
+``confirm.changes_pvalue`` treats the noise around a smooth curve as AR(1) and tests by
+generalised least squares, with ``rho`` capped at ``noise.MAX_RHO``. Where a Dickey-Fuller
+test does not reject a unit root in the residuals (``noise.unit_root_plausible``) that
+model may not hold: the noise may be integrated (a price, a level that wanders). An AR(1)
+test then lets slow wanders through, and the discounting it needs to avoid that hides a
+jump that the eye reads at once, because the jump is large beside the series' own steps.
 
 So such a window is tested on its **first differences**, where a random walk is white
 noise. A smooth curve of degree ``k`` in the levels is a polynomial of degree ``k - 1`` in
