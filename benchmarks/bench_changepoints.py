@@ -212,7 +212,7 @@ def _print_real(detectors: dict[str, Detector]) -> None:
             (visual(), "Annotated by eye, three annotators each (looked at while developing)"),
             (visual_blind(), "Annotated by eye, three annotators each (blind; see the README)"),
             (visual_holdout(), "Annotated by eye, three annotators each (looked at since)"),
-            (visual_holdout_2(), "Annotated by eye, three annotators each (second holdout; README)"),
+            (visual_holdout_2(), "Annotated by eye, three annotators each (second holdout)"),
         ),
     ]
     for together, *parts in families:
