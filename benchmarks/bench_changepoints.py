@@ -11,7 +11,7 @@ has seen. Then real series annotated by eye from anonymised plots, three annotat
 (``visual_annotated.json``, looked at while developing; ``visual_blind.json``;
 ``visual_holdout.json``, scored once and then looked at; ``visual_holdout_2.json``, kept
 apart, scored only as the data README records), scored against all three annotators as
-TCPDBench does.
+TCPDBench does. A fifth batch, ``visual_unseen.json``, is scored only with ``--unseen``.
 
 Detectors, each given the raw values:
 
@@ -36,7 +36,7 @@ no more than 2x (noise-scaled) binary segmentation's CPU time.
 the development never used (500 on): whether the constructed figures carry over.
 
 Run: .venv/bin/python benchmarks/bench_changepoints.py [--by-kind] [--detect-from FILE]
-[--fresh-seeds N]
+[--fresh-seeds N] [--unseen]
 """
 
 from __future__ import annotations
@@ -65,6 +65,7 @@ from benchmarks.changepoint_devset import (
     visual_blind,
     visual_holdout,
     visual_holdout_2,
+    visual_unseen,
 )
 from benchmarks.changepoint_scores import covering, f_measure, paired_interval
 
@@ -135,6 +136,9 @@ def main() -> None:
     parser.add_argument("--detect-from", help="score the detect() defined in this file")
     parser.add_argument("--fresh-seeds", type=int, metavar="N",
                         help="score N fresh series of each constructed kind instead")  # fmt: skip
+    parser.add_argument("--unseen", action="store_true",
+                        help="also score visual_unseen.json, which no choice has seen: "
+                        "each run spends it, so record the look in its README")  # fmt: skip
     args = parser.parse_args()
     if args.fresh_seeds and not 0 < args.fresh_seeds <= MAX_FRESH:
         parser.error(f"--fresh-seeds: 1 to {MAX_FRESH} (seed 1000 k + s is kind k's s-th)")
@@ -170,7 +174,7 @@ def main() -> None:
     if args.by_kind:
         _print_by_kind(series, results)
     if not args.fresh_seeds:
-        _print_real(detectors)
+        _print_real(detectors, unseen=args.unseen)
 
 
 def _print_paired(results: dict[str, tuple[list[float], list[float], float]]) -> None:
@@ -197,10 +201,10 @@ def _mean_where(values: list[float], mask: list[bool]) -> float:
     return statistics.mean(chosen) if chosen else float("nan")
 
 
-def _print_real(detectors: dict[str, Detector]) -> None:
+def _print_real(detectors: dict[str, Detector], unseen: bool = False) -> None:
     """The real annotated series, apart and each shown, in two families (labelled from the
     historical record; labelled by eye): the part looked at while developing, the blind
-    parts, then all together."""
+    parts, then all together. The unseen batch only when asked, and apart from the rest."""
     families = [
         (
             "All documented-break series",
@@ -219,6 +223,8 @@ def _print_real(detectors: dict[str, Detector]) -> None:
         scores = [_print_documented(detectors, series, title) for series, title in parts]
         print(f"\n{together}")
         _print_means({name: [pair for part in scores for pair in part[name]] for name in detectors})
+    if unseen:
+        _print_documented(detectors, visual_unseen(), "Annotated by eye, never scored before")
 
 
 def _print_documented(

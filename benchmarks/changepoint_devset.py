@@ -7,8 +7,8 @@ builds the same series. The public part is ``tests/data/changepoints/tssb_shorte
 (see the README there). ``historical()`` gives a few real series with documented breaks
 (``historical.json``), kept out of the development set's averages, and
 ``documented_blind()`` 27 more, annotated before any detector ran on them.
-``visual()``, ``visual_blind()``, ``visual_holdout()`` and ``visual_holdout_2()`` are real
-series annotated by eye
+``visual()``, ``visual_blind()``, ``visual_holdout()``, ``visual_holdout_2()`` and
+``visual_unseen()`` are real series annotated by eye
 from anonymised plots by three annotators each, scored against all three as TCPDBench
 scores its annotators.
 """
@@ -233,6 +233,13 @@ def visual_holdout_2() -> list[Series]:
     before its experiments, never looked at series by series; its means were seen for
     four versions of ``detect()`` (the data README lists them)."""
     return _real("visual_holdout_2.json", "visual-holdout-2")
+
+
+def visual_unseen() -> list[Series]:
+    """A fifth batch (``visual_unseen.json``), annotated at the end of the seventeenth
+    session and never scored: the clean holdout for the next change (the bench scores it
+    only with ``--unseen``)."""
+    return _real("visual_unseen.json", "visual-unseen")
 
 
 def _real(file: str, kind: str) -> list[Series]:
