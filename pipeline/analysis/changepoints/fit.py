@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-from numpy.typing import NDArray
 
-FloatArray = NDArray[np.float64]
+from pipeline.analysis.changepoints.noise import FloatArray
 
 
 def least_squares(design: FloatArray, y: FloatArray) -> tuple[float, FloatArray]:

@@ -13,7 +13,6 @@ from functools import lru_cache
 
 import numpy as np
 from numpy.typing import NDArray
-from statsmodels.tsa.adfvalues import mackinnoncrit
 
 FloatArray = NDArray[np.float64]
 
@@ -105,4 +104,8 @@ def unit_root_plausible(resid: FloatArray) -> bool:
 
 @lru_cache(maxsize=4096)
 def _dickey_fuller_5pct(m: int) -> float:
+    # Imported here: statsmodels takes a second to load, and most callers of this package
+    # (the online alarm, the cycle rows) never reach a Dickey-Fuller test.
+    from statsmodels.tsa.adfvalues import mackinnoncrit
+
     return float(mackinnoncrit(N=1, regression="ctt", nobs=m)[1])

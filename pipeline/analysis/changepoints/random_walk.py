@@ -32,13 +32,10 @@ unit-root test rather than the AR(1) cap, more wandering windows take it: 100 wa
 from __future__ import annotations
 
 import numpy as np
-from numpy.typing import NDArray
 from scipy import stats
 
 from pipeline.analysis.changepoints.fit import least_squares
-from pipeline.analysis.changepoints.noise import lag1_rho, long_run_factor
-
-FloatArray = NDArray[np.float64]
+from pipeline.analysis.changepoints.noise import FloatArray, lag1_rho, long_run_factor
 
 
 def integrated_pvalue(y: FloatArray, at: int, degree: int, max_width: int) -> float:
