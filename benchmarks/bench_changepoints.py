@@ -11,7 +11,9 @@ has seen. Then real series annotated by eye from anonymised plots, three annotat
 (``visual_annotated.json``, looked at while developing; ``visual_blind.json``;
 ``visual_holdout.json``, scored once and then looked at; ``visual_holdout_2.json``, kept
 apart, scored only as the data README records), scored against all three annotators as
-TCPDBench does. A fifth batch, ``visual_unseen.json``, is scored only with ``--unseen``.
+TCPDBench does; a fifth, ``visual_holdout_3.json``, was scored once and then looked at.
+A sixth batch, ``visual_unseen.json``, is scored only with ``--unseen``, and then only its
+means are printed, so that a run spends it as little as possible.
 
 Detectors, each given the raw values:
 
@@ -65,6 +67,7 @@ from benchmarks.changepoint_devset import (
     visual_blind,
     visual_holdout,
     visual_holdout_2,
+    visual_holdout_3,
     visual_unseen,
 )
 from benchmarks.changepoint_scores import covering, f_measure, paired_interval
@@ -217,6 +220,7 @@ def _print_real(detectors: dict[str, Detector], unseen: bool = False) -> None:
             (visual_blind(), "Annotated by eye, three annotators each (blind; see the README)"),
             (visual_holdout(), "Annotated by eye, three annotators each (looked at since)"),
             (visual_holdout_2(), "Annotated by eye, three annotators each (second holdout)"),
+            (visual_holdout_3(), "Annotated by eye, three annotators each (fifth, looked at)"),
         ),
     ]
     for together, *parts in families:
@@ -224,23 +228,27 @@ def _print_real(detectors: dict[str, Detector], unseen: bool = False) -> None:
         print(f"\n{together}")
         _print_means({name: [pair for part in scores for pair in part[name]] for name in detectors})
     if unseen:
-        _print_documented(detectors, visual_unseen(), "Annotated by eye, never scored before")
+        title = "Annotated by eye, never scored before (means only)"
+        _print_documented(detectors, visual_unseen(), title, each=False)
 
 
 def _print_documented(
-    detectors: dict[str, Detector], series: list[Series], title: str
+    detectors: dict[str, Detector], series: list[Series], title: str, each: bool = True
 ) -> dict[str, list[tuple[float, float]]]:
-    """Each series with every detector's F1, cover and breaks; then the means."""
+    """Each series (if ``each``) with every detector's F1, cover and breaks; the means."""
     print(f"\n{title} ({len(series)}; not in the averages)")
     scores: dict[str, list[tuple[float, float]]] = defaultdict(list)
     for s in series:
-        print(f"  {s.name} (n={s.values.size}, annotated {' / '.join(map(str, s.annotators()))})")
+        if each:
+            marks = " / ".join(map(str, s.annotators()))
+            print(f"  {s.name} (n={s.values.size}, annotated {marks})")
         for name, det in detectors.items():
             found = det(s.values)
             f1 = f_measure(s.annotators(), found)
             cover = covering(s.annotators(), found, s.values.size)
             scores[name].append((f1, cover))
-            print(f"    {name:<20} F1 {f1:5.3f} cover {cover:5.3f}  found {found}")
+            if each:
+                print(f"    {name:<20} F1 {f1:5.3f} cover {cover:5.3f}  found {found}")
     _print_means(scores)
     return scores
 

@@ -7,8 +7,8 @@ builds the same series. The public part is ``tests/data/changepoints/tssb_shorte
 (see the README there). ``historical()`` gives a few real series with documented breaks
 (``historical.json``), kept out of the development set's averages, and
 ``documented_blind()`` 27 more, annotated before any detector ran on them.
-``visual()``, ``visual_blind()``, ``visual_holdout()``, ``visual_holdout_2()`` and
-``visual_unseen()`` are real series annotated by eye
+``visual()``, ``visual_blind()``, ``visual_holdout()``, ``visual_holdout_2()``,
+``visual_holdout_3()`` and ``visual_unseen()`` are real series annotated by eye
 from anonymised plots by three annotators each, scored against all three as TCPDBench
 scores its annotators.
 """
@@ -235,10 +235,16 @@ def visual_holdout_2() -> list[Series]:
     return _real("visual_holdout_2.json", "visual-holdout-2")
 
 
+def visual_holdout_3() -> list[Series]:
+    """A fifth batch (``visual_holdout_3.json``), annotated at the end of the seventeenth
+    session; scored in the eighteenth to judge one change, then looked at series by series."""
+    return _real("visual_holdout_3.json", "visual-holdout-3")
+
+
 def visual_unseen() -> list[Series]:
-    """A fifth batch (``visual_unseen.json``), annotated at the end of the seventeenth
-    session and never scored: the clean holdout for the next change (the bench scores it
-    only with ``--unseen``)."""
+    """A sixth batch (``visual_unseen.json``), annotated in the eighteenth session and never
+    scored: the clean holdout for the next change (the bench scores it only with
+    ``--unseen``, and then prints only its means)."""
     return _real("visual_unseen.json", "visual-unseen")
 
 

@@ -21,7 +21,7 @@ def test_each_documented_series_is_well_formed_and_documented(file: str) -> None
         # A missing value is null (detect() skips it); anything else is a finite number.
         present = [v for v in values if v is not None]
         assert all(math.isfinite(v) for v in present)
-        assert len(present) >= 0.9 * len(values)
+        assert len(present) >= 0.75 * len(values)  # ozone and measles counts have gaps
         assert cps == sorted(set(cps))
         assert all(0 < c < len(values) for c in cps)
         assert f"`{name}`" in readme
@@ -35,6 +35,7 @@ def test_each_documented_series_is_well_formed_and_documented(file: str) -> None
         "visual_blind.json",
         "visual_holdout.json",
         "visual_holdout_2.json",
+        "visual_holdout_3.json",
         "visual_unseen.json",
     ],
 )
@@ -46,7 +47,7 @@ def test_each_visual_series_has_three_annotators_and_a_documented_source(file: s
         values, marks = item["values"], item["annotations"]
         present = [v for v in values if v is not None]
         assert all(math.isfinite(v) for v in present)
-        assert len(present) >= 0.9 * len(values)
+        assert len(present) >= 0.75 * len(values)  # ozone and measles counts have gaps
         assert len(marks) == 3, name
         for annotator in marks:
             assert annotator == sorted(set(annotator))
