@@ -7,10 +7,11 @@ from __future__ import annotations
 import numpy as np
 import statsmodels.api as sm
 from scipy import linalg, stats
+from statsmodels.tsa.stattools import adfuller
 
 from pipeline.analysis.changepoints import detect, robust_scale
 from pipeline.analysis.changepoints.confirm import one_per_transition, prewhitened_pvalue
-from pipeline.analysis.changepoints.noise import unit_root_plausible
+from pipeline.analysis.changepoints.noise import dickey_fuller_t, unit_root_plausible
 
 
 def _ar1(n: int, rho: float, seed: int) -> np.ndarray:
@@ -57,6 +58,16 @@ def test_the_unit_root_switch_tells_random_walks_from_ar1_noise() -> None:
     stationary = [unit_root_plausible(residuals(_ar1(200, 0.5, s))) for s in range(100)]
     assert sum(walks) >= 90
     assert sum(stationary) <= 5
+
+
+def test_the_dickey_fuller_statistic_is_statsmodels_one() -> None:
+    """The switch's statistic, on residuals (no constant, no lagged differences), is the
+    one statsmodels' augmented Dickey-Fuller test computes with those settings."""
+    for seed in range(5):
+        resid = np.cumsum(np.random.default_rng(seed).normal(size=120))
+        resid -= resid.mean()
+        expected = adfuller(resid, maxlag=0, regression="n", autolag=None, result_object=False)[0]
+        assert np.isclose(dickey_fuller_t(resid), expected, rtol=1e-9)
 
 
 def test_a_jump_in_strongly_autocorrelated_noise_is_found() -> None:
