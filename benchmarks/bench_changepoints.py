@@ -12,8 +12,9 @@ has seen. Then real series annotated by eye from anonymised plots, three annotat
 ``visual_holdout.json``, scored once and then looked at; ``visual_holdout_2.json``, kept
 apart, scored only as the data README records), scored against all three annotators as
 TCPDBench does; a fifth, ``visual_holdout_3.json``, was scored once and then looked at.
-A sixth batch, ``visual_unseen.json``, is scored only with ``--unseen``, and then only its
-means are printed, so that a run spends it as little as possible.
+A sixth and a seventh batch, ``visual_unseen.json`` (scored once) and
+``visual_unseen_2.json`` (never scored), are scored only with ``--unseen``, and then only
+their means are printed, so that a run spends them as little as possible.
 
 Detectors, each given the raw values:
 
@@ -69,6 +70,7 @@ from benchmarks.changepoint_devset import (
     visual_holdout_2,
     visual_holdout_3,
     visual_unseen,
+    visual_unseen_2,
 )
 from benchmarks.changepoint_scores import covering, f_measure, paired_interval
 
@@ -140,8 +142,8 @@ def main() -> None:
     parser.add_argument("--fresh-seeds", type=int, metavar="N",
                         help="score N fresh series of each constructed kind instead")  # fmt: skip
     parser.add_argument("--unseen", action="store_true",
-                        help="also score visual_unseen.json, which no choice has seen: "
-                        "each run spends it, so record the look in its README")  # fmt: skip
+                        help="also score the batches kept apart (visual_unseen*.json), "
+                        "means only: each run spends them; record the look")  # fmt: skip
     args = parser.parse_args()
     if args.fresh_seeds and not 0 < args.fresh_seeds <= MAX_FRESH:
         parser.error(f"--fresh-seeds: 1 to {MAX_FRESH} (seed 1000 k + s is kind k's s-th)")
@@ -228,8 +230,13 @@ def _print_real(detectors: dict[str, Detector], unseen: bool = False) -> None:
         print(f"\n{together}")
         _print_means({name: [pair for part in scores for pair in part[name]] for name in detectors})
     if unseen:
-        title = "Annotated by eye, never scored before (means only)"
-        _print_documented(detectors, visual_unseen(), title, each=False)
+        batches = [
+            (visual_unseen(), "Annotated by eye, sixth batch (scored once; means only)"),
+            (visual_unseen_2(), "Annotated by eye, seventh batch (never scored; means only)"),
+        ]
+        scores = [_print_documented(detectors, b, title, each=False) for b, title in batches]
+        print("\nBoth batches kept apart from development")
+        _print_means({name: [pair for part in scores for pair in part[name]] for name in detectors})
 
 
 def _print_documented(

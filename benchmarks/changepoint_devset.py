@@ -8,7 +8,8 @@ builds the same series. The public part is ``tests/data/changepoints/tssb_shorte
 (``historical.json``), kept out of the development set's averages, and
 ``documented_blind()`` 27 more, annotated before any detector ran on them.
 ``visual()``, ``visual_blind()``, ``visual_holdout()``, ``visual_holdout_2()``,
-``visual_holdout_3()`` and ``visual_unseen()`` are real series annotated by eye
+``visual_holdout_3()``, ``visual_unseen()`` and ``visual_unseen_2()`` are real series
+annotated by eye
 from anonymised plots by three annotators each, scored against all three as TCPDBench
 scores its annotators.
 """
@@ -242,10 +243,15 @@ def visual_holdout_3() -> list[Series]:
 
 
 def visual_unseen() -> list[Series]:
-    """A sixth batch (``visual_unseen.json``), annotated in the eighteenth session and never
-    scored: the clean holdout for the next change (the bench scores it only with
-    ``--unseen``, and then prints only its means)."""
+    """A sixth batch (``visual_unseen.json``), annotated in the eighteenth session and
+    scored once then, means only (the bench scores it only with ``--unseen``)."""
     return _real("visual_unseen.json", "visual-unseen")
+
+
+def visual_unseen_2() -> list[Series]:
+    """A seventh batch (``visual_unseen_2.json``), annotated at the end of the eighteenth
+    session and never scored (the bench scores it only with ``--unseen``, means only)."""
+    return _real("visual_unseen_2.json", "visual-unseen-2")
 
 
 def _real(file: str, kind: str) -> list[Series]:
