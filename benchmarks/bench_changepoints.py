@@ -209,7 +209,7 @@ def _mean_where(values: list[float], mask: list[bool]) -> float:
 def _print_real(detectors: dict[str, Detector], unseen: bool = False) -> None:
     """The real annotated series, apart and each shown, in two families (labelled from the
     historical record; labelled by eye): the part looked at while developing, the blind
-    parts, then all together. The unseen batch only when asked, and apart from the rest."""
+    parts, then all together. The batches kept apart only when asked, means only."""
     families = [
         (
             "All documented-break series",
