@@ -129,6 +129,7 @@ def dickey_fuller_t(resid: FloatArray) -> float:
 
 @lru_cache(maxsize=4096)
 def dickey_fuller_5pct(m: int) -> float:
+    """MacKinnon's (2010) 5 % value for ``m`` points and a quadratic trend ("ctt")."""
     # Imported here: statsmodels takes a second to load, and most callers of this package
     # (the online alarm, the cycle rows) never reach a Dickey-Fuller test.
     from statsmodels.tsa.adfvalues import mackinnoncrit
