@@ -210,32 +210,36 @@ def _print_real(detectors: dict[str, Detector], unseen: bool = False) -> None:
     """The real annotated series, apart and each shown, in two families (labelled from the
     historical record; labelled by eye): the part looked at while developing, the blind
     parts, then all together. The batches kept apart only when asked, means only."""
-    families = [
+    families: list[tuple[str, bool, list[tuple[list[Series], str]]]] = [
         (
             "All documented-break series",
-            (historical(), "Historical series with documented breaks"),
-            (documented_blind(), "Documented breaks annotated blind (no choice saw them)"),
+            True,
+            [
+                (historical(), "Historical series with documented breaks"),
+                (documented_blind(), "Documented breaks annotated blind (no choice saw them)"),
+            ],
         ),
         (
             "All series annotated by eye",
-            (visual(), "Annotated by eye, three annotators each (looked at while developing)"),
-            (visual_blind(), "Annotated by eye, three annotators each (blind; see the README)"),
-            (visual_holdout(), "Annotated by eye, three annotators each (looked at since)"),
-            (visual_holdout_2(), "Annotated by eye, three annotators each (second holdout)"),
-            (visual_holdout_3(), "Annotated by eye, three annotators each (fifth, looked at)"),
+            True,
+            [
+                (visual(), "Annotated by eye, three annotators each (looked at while developing)"),
+                (visual_blind(), "Annotated by eye, three annotators each (blind; see the README)"),
+                (visual_holdout(), "Annotated by eye, three annotators each (looked at since)"),
+                (visual_holdout_2(), "Annotated by eye, three annotators each (second holdout)"),
+                (visual_holdout_3(), "Annotated by eye, three annotators each (fifth, looked at)"),
+            ],
         ),
     ]
-    for together, *parts in families:
-        scores = [_print_documented(detectors, series, title) for series, title in parts]
-        print(f"\n{together}")
-        _print_means({name: [pair for part in scores for pair in part[name]] for name in detectors})
     if unseen:
-        batches = [
+        kept_apart = [
             (visual_unseen(), "Annotated by eye, sixth batch (scored once; means only)"),
             (visual_unseen_2(), "Annotated by eye, seventh batch (never scored; means only)"),
         ]
-        scores = [_print_documented(detectors, b, title, each=False) for b, title in batches]
-        print("\nBoth batches kept apart from development")
+        families.append(("Both batches kept apart from development", False, kept_apart))
+    for together, each, parts in families:
+        scores = [_print_documented(detectors, series, title, each) for series, title in parts]
+        print(f"\n{together}")
         _print_means({name: [pair for part in scores for pair in part[name]] for name in detectors})
 
 

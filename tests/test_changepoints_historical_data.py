@@ -21,7 +21,7 @@ def test_each_documented_series_is_well_formed_and_documented(file: str) -> None
         # A missing value is null (detect() skips it); anything else is a finite number.
         present = [v for v in values if v is not None]
         assert all(math.isfinite(v) for v in present)
-        assert len(present) >= 0.75 * len(values)  # ozone and measles counts have gaps
+        assert len(present) >= 0.9 * len(values)
         assert cps == sorted(set(cps))
         assert all(0 < c < len(values) for c in cps)
         assert f"`{name}`" in readme
