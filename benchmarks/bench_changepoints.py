@@ -12,9 +12,10 @@ has seen. Then real series annotated by eye from anonymised plots, three annotat
 ``visual_holdout.json``, scored once and then looked at; ``visual_holdout_2.json``, kept
 apart, scored only as the data README records), scored against all three annotators as
 TCPDBench does; a fifth, ``visual_holdout_3.json``, was scored once and then looked at.
-A sixth and a seventh batch, ``visual_unseen.json`` (scored once) and
-``visual_unseen_2.json`` (never scored), are scored only with ``--unseen``, and then only
-their means are printed, so that a run spends them as little as possible.
+A sixth, a seventh and an eighth batch, ``visual_unseen.json``, ``visual_unseen_2.json``
+and ``visual_unseen_3.json`` (each scored once or twice for means; the data README lists
+the looks), are scored only with ``--unseen``, and then only their means are printed, so
+that a run spends them as little as possible.
 
 Detectors, each given the raw values:
 
@@ -71,6 +72,7 @@ from benchmarks.changepoint_devset import (
     visual_holdout_3,
     visual_unseen,
     visual_unseen_2,
+    visual_unseen_3,
 )
 from benchmarks.changepoint_scores import covering, f_measure, paired_interval
 
@@ -234,9 +236,10 @@ def _print_real(detectors: dict[str, Detector], unseen: bool = False) -> None:
     if unseen:
         kept_apart = [
             (visual_unseen(), "Annotated by eye, sixth batch (scored once; means only)"),
-            (visual_unseen_2(), "Annotated by eye, seventh batch (never scored; means only)"),
+            (visual_unseen_2(), "Annotated by eye, seventh batch (scored once; means only)"),
+            (visual_unseen_3(), "Annotated by eye, eighth batch (scored once; means only)"),
         ]
-        families.append(("Both batches kept apart from development", False, kept_apart))
+        families.append(("The batches kept apart from development", False, kept_apart))
     for together, each, parts in families:
         scores = [_print_documented(detectors, series, title, each) for series, title in parts]
         print(f"\n{together}")
