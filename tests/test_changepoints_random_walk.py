@@ -59,3 +59,34 @@ def test_detect_finds_a_jump_that_stands_out_in_a_random_walk() -> None:
         y[180:] += 12.0
         found += any(abs(p - 180) <= 5 for p in detect(y))
     assert found >= 15
+
+
+def _walk_with_momentum(seed: int, phi: float, n: int = 300) -> np.ndarray:
+    """A random walk whose steps are AR(1) with coefficient ``phi`` (ARIMA(1,1,0)): it
+    wanders smoothly, as a price or a usage count with momentum does."""
+    rng = np.random.default_rng(seed)
+    shocks = rng.normal(size=n)
+    steps = np.empty(n)
+    steps[0] = shocks[0]
+    for i in range(1, n):
+        steps[i] = phi * steps[i - 1] + shocks[i]
+    return np.cumsum(steps)
+
+
+def test_a_jump_in_a_walk_with_momentum_is_found() -> None:
+    """The burst is tested by generalised least squares for the momentum left in the
+    differences, so a jump keeps its evidence as one large innovation: a jump of 8 shock
+    sizes at point 180 of a walk with AR(0.6) steps, 20 seeds, is found (within 5 points)
+    in at least 12 (15 now; dividing by the long-run factor instead found none of these 20)."""
+    found = 0
+    for seed in range(20):
+        y = _walk_with_momentum(900 + seed, 0.6)
+        y[180:] += 8.0
+        found += any(abs(p - 180) <= 5 for p in detect(y))
+    assert found >= 12
+
+
+def test_a_walk_with_momentum_and_no_jump_gets_no_break() -> None:
+    """Its turning points are not changes: 20 walks with AR(0.6) steps, at most 2 breaks
+    in all (0 now)."""
+    assert sum(len(detect(_walk_with_momentum(900 + seed, 0.6))) for seed in range(20)) <= 2
