@@ -12,10 +12,10 @@ has seen. Then real series annotated by eye from anonymised plots, three annotat
 ``visual_holdout.json``, scored once and then looked at; ``visual_holdout_2.json``, kept
 apart, scored only as the data README records), scored against all three annotators as
 TCPDBench does; a fifth, ``visual_holdout_3.json``, was scored once and then looked at.
-A sixth, a seventh and an eighth batch, ``visual_unseen.json``, ``visual_unseen_2.json``
-and ``visual_unseen_3.json`` (each scored once or twice for means; the data README lists
-the looks), are scored only with ``--unseen``, and then only their means are printed, so
-that a run spends them as little as possible.
+The sixth to ninth batches, ``visual_unseen.json`` to ``visual_unseen_4.json`` (the
+sixth to eighth scored for means one to three times, the ninth never; the data README
+lists the looks), are scored only with ``--unseen``, and then only their means are
+printed, so that a run spends them as little as possible.
 
 Detectors, each given the raw values:
 
@@ -73,6 +73,7 @@ from benchmarks.changepoint_devset import (
     visual_unseen,
     visual_unseen_2,
     visual_unseen_3,
+    visual_unseen_4,
 )
 from benchmarks.changepoint_scores import covering, f_measure, paired_interval
 
@@ -238,6 +239,7 @@ def _print_real(detectors: dict[str, Detector], unseen: bool = False) -> None:
             (visual_unseen(), "Annotated by eye, sixth batch (scored once; means only)"),
             (visual_unseen_2(), "Annotated by eye, seventh batch (scored once; means only)"),
             (visual_unseen_3(), "Annotated by eye, eighth batch (scored once; means only)"),
+            (visual_unseen_4(), "Annotated by eye, ninth batch (never scored; means only)"),
         ]
         families.append(("The batches kept apart from development", False, kept_apart))
     for together, each, parts in families:

@@ -8,9 +8,9 @@ builds the same series. The public part is ``tests/data/changepoints/tssb_shorte
 (``historical.json``), kept out of the development set's averages, and
 ``documented_blind()`` 27 more, annotated before any detector ran on them.
 ``visual()``, ``visual_blind()``, ``visual_holdout()``, ``visual_holdout_2()``,
-``visual_holdout_3()``, ``visual_unseen()``, ``visual_unseen_2()`` and ``visual_unseen_3()``
-are real series annotated by eye from anonymised plots by three annotators each, scored
-against all three as TCPDBench scores its annotators.
+``visual_holdout_3()`` and ``visual_unseen()`` to ``visual_unseen_4()`` are real series
+annotated by eye from anonymised plots by three annotators each, scored against all three
+as TCPDBench scores its annotators.
 """
 
 from __future__ import annotations
@@ -258,6 +258,12 @@ def visual_unseen_3() -> list[Series]:
     """An eighth batch (``visual_unseen_3.json``), annotated in the nineteenth session and
     scored once then, means only (the bench scores it only with ``--unseen``)."""
     return _real("visual_unseen_3.json", "visual-unseen-3")
+
+
+def visual_unseen_4() -> list[Series]:
+    """A ninth batch (``visual_unseen_4.json``), annotated at the end of the nineteenth
+    session and never scored (the bench scores it only with ``--unseen``, means only)."""
+    return _real("visual_unseen_4.json", "visual-unseen-4")
 
 
 def _real(file: str, kind: str) -> list[Series]:
