@@ -236,9 +236,9 @@ def _print_real(detectors: dict[str, Detector], unseen: bool = False) -> None:
     ]
     if unseen:
         kept_apart = [
-            (visual_unseen(), "Annotated by eye, sixth batch (scored once; means only)"),
-            (visual_unseen_2(), "Annotated by eye, seventh batch (scored once; means only)"),
-            (visual_unseen_3(), "Annotated by eye, eighth batch (scored once; means only)"),
+            (visual_unseen(), "Annotated by eye, sixth batch (means seen before; only means)"),
+            (visual_unseen_2(), "Annotated by eye, seventh batch (means seen before; only means)"),
+            (visual_unseen_3(), "Annotated by eye, eighth batch (means seen before; only means)"),
             (visual_unseen_4(), "Annotated by eye, ninth batch (never scored; means only)"),
         ]
         families.append(("The batches kept apart from development", False, kept_apart))
