@@ -90,3 +90,14 @@ def test_a_walk_with_momentum_and_no_jump_gets_no_break() -> None:
     """Its turning points are not changes: 20 walks with AR(0.6) steps, at most 2 breaks
     in all (0 now)."""
     assert sum(len(detect(_walk_with_momentum(900 + seed, 0.6))) for seed in range(20)) <= 2
+
+
+def test_a_window_too_short_for_any_burst_test_gives_no_verdict() -> None:
+    """Six points around a quadratic pass the differences' first check, but each burst's GLS
+    test then has no degree of freedom left: that is no verdict (NaN), which the merging
+    orders apart from "no evidence" (1). One point more, and the test gives a p-value."""
+    y = np.array([0.0, 1.0, 3.0, 2.0, 4.0, 3.0, 5.0])
+    assert np.isnan(integrated_pvalue(y[:6], 3, 2, 5))
+    assert 0.0 <= integrated_pvalue(y, 3, 2, 5) <= 1.0
+    steps = np.random.default_rng(3).normal(size=40)
+    assert 0.0 <= integrated_pvalue(np.cumsum(steps), 20, 1, 5) <= 1.0

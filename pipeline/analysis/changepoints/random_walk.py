@@ -64,19 +64,20 @@ def integrated_pvalue(y: FloatArray, at: int, degree: int, max_width: int) -> fl
     # centred on the step into ``at`` (for an even width, either of the two middles)
     widths = range(1, max_width + 1)
     bursts = sorted({(into - k, w) for w in widths for k in (w // 2, (w - 1) // 2)})
-    best = 1.0
+    best, verdict = 1.0, False
     for first, w in bursts:
-        if first < 0 or first + w > m:
-            continue
+        if first < 0 or first + w > m or w == m:
+            continue  # outside the window, or all of it (a drift, which the null holds)
         box = np.zeros(m)
         box[first : first + w] = 1.0
         design = np.column_stack([null, box])
         rss1, resid = least_squares(design, d)
         if rss0 - rss1 <= 0:
+            verdict = True  # this burst explains nothing: no evidence
             continue
         if rss1 <= 1e-12 * rss0:
             return 0.0  # noiseless: the jump is exact
         p = prewhitened_pvalue(d, null, design, lag1_rho(resid))
         if not np.isnan(p):
-            best = min(best, p)
-    return min(1.0, best * len(bursts))
+            best, verdict = min(best, p), True
+    return min(1.0, best * len(bursts)) if verdict else np.nan
