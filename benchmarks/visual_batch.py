@@ -143,11 +143,12 @@ def pack(folder: Path, letters: list[str], out: Path) -> None:
 def profile(file: Path) -> None:
     batch = json.loads(file.read_text())
     agree_f1, agree_cover, none_f1, none_cover = [], [], [], []
-    marked = marks = 0
+    marked = marks = answers = 0
     for item in batch.values():
         annotations, n = item["annotations"], len(item["values"])
         marked += any(annotations)
         marks += sum(len(a) for a in annotations)
+        answers += len(annotations)
         none_f1.append(f_measure(annotations, []))
         none_cover.append(covering(annotations, [], n))
         for i, own in enumerate(annotations):
@@ -155,7 +156,7 @@ def profile(file: Path) -> None:
             agree_f1.append(f_measure(others, own))
             agree_cover.append(covering(others, own, n))
     count = len(batch)
-    print(f"{count} series, {marked} with a mark, {marks / len(annotations) / count:.1f} marks "
+    print(f"{count} series, {marked} with a mark, {marks / answers:.1f} marks "
           f"per annotator and series")  # fmt: skip
     print(f"agreement, one annotator against the others: F1 {statistics.mean(agree_f1):.3f}, "
           f"cover {statistics.mean(agree_cover):.3f}")  # fmt: skip

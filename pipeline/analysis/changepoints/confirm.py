@@ -314,21 +314,20 @@ def merge_weakest(
     def testable_at(j: int) -> bool:
         return 0 < j < k - 1 and edges[j] not in fixed
 
-    tested: dict[tuple[int, int, int], float] = {}
-    untestable: set[tuple[int, int, int]] = set()
+    # p of each window tested, and whether it was too short to test (no verdict)
+    tested: dict[tuple[int, int, int], tuple[float, bool]] = {}
 
-    def single_p(i: int) -> float:
-        a, b = edges[prev[i]], edges[nxt[i]]
-        if (a, edges[i], b) not in tested:
-            raw = step_pvalue(x, a, edges[i], b)
-            if np.isnan(raw):
-                untestable.add((a, edges[i], b))
-                raw = 1.0
+    def single(i: int) -> tuple[float, bool]:
+        a, tau, b = window = edges[prev[i]], edges[i], edges[nxt[i]]
+        if window not in tested:
+            raw = step_pvalue(x, a, tau, b)
+            untested = bool(np.isnan(raw))
             # Bonferroni over the positions of the window, where the search picked the best.
-            p = min(1.0, raw * (b - a))
+            p = 1.0 if untested else min(1.0, raw * (b - a))
             # A change that passes must also be abrupt: a gradual bend is merged.
-            tested[a, edges[i], b] = 1.0 if p <= alpha and is_gradual(x, a, edges[i], b) else p
-        return tested[a, edges[i], b]
+            gradual = p <= alpha and is_gradual(x, a, tau, b)
+            tested[window] = (1.0 if gradual else p, untested)
+        return tested[window]
 
     def pair_p(i: int, j: int) -> float:
         a, b = edges[prev[i]], edges[nxt[j]]
@@ -338,16 +337,15 @@ def merge_weakest(
 
     def push(i: int) -> None:
         version[i] += 1
-        p = single_p(i)
+        p, untested = single(i)
         # Two neighbouring candidates bound a stretch and each is tested with the other as
         # its window's edge: unless the two are significant jointly, the weaker one goes.
         # Only a change that would survive on its own needs its neighbour's support tested.
         for j in (prev[i], nxt[i]) if pooled and p <= alpha else ():
-            if testable_at(j) and p >= single_p(j):
+            if testable_at(j) and p >= single(j)[0]:
                 p = max(p, pair_p(min(i, j), max(i, j)))
         # Of the candidates with no evidence (p = 1), those whose window was too short to
         # test are merged last: a neighbour's merge may widen the window enough to test them.
-        untested = (edges[prev[i]], edges[i], edges[nxt[i]]) in untestable
         heapq.heappush(heap, (-p, untested, i, version[i]))
 
     testable = [i for i in range(1, k - 1) if edges[i] not in fixed]
