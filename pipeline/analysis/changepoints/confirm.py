@@ -9,8 +9,12 @@ are F-tested by generalised least squares for AR(1) noise: ``rho`` is estimated 
 alternative's residuals (capped at ``noise.MAX_RHO``), data and designs are prewhitened
 (Prais-Winsten) and the F statistic is referred to F(2, dof - 1). Because the search chose
 ``tau`` as the best of the window's positions, the p-value is Bonferroni-corrected over
-them (times ``b - a``); a change is kept when that is ``<= alpha``. A crash on a trend is a
-jump plus a slope change, which a smooth curve cannot absorb; a smooth curve has neither.
+them (times ``b - a``); a change is kept when that is ``<= alpha``. (Bonferroni is
+conservative here: the statistics at neighbouring positions are nearly one, and about
+``0.92 (b - a) ** 0.65`` positions would hold the level, ``benchmarks/make_position_counts.py``.
+That margin is load-bearing: with the exact count the quadratic null's misfit cuts long
+logistic curves, as measured there.) A crash on a trend is a jump plus a slope change,
+which a smooth curve cannot absorb; a smooth curve has neither.
 Where a Dickey-Fuller test on those residuals does not reject a unit root at 5 %
 (``noise.unit_root_plausible``; in windows too short for that test, where their lag-1
 autocorrelation reaches the cap), the noise may wander like a random walk, for which no
