@@ -268,7 +268,7 @@ def visual_unseen_4() -> list[Series]:
 
 def visual_unseen_5() -> list[Series]:
     """A tenth batch (``visual_unseen_5.json``): long weekly series of the M4 competition,
-    annotated in the twentieth session (the bench scores it only with ``--unseen``)."""
+    annotated in the twentieth session; its means were seen once, for the estimate."""
     return _real("visual_unseen_5.json", "visual-unseen-5")
 
 
