@@ -46,29 +46,21 @@ import sys
 from multiprocessing import Pool
 
 import numpy as np
-from scipy import stats
 
-from pipeline.analysis.changepoints.confirm import ALPHA, POINT_WIDTH, change_rss, smooth_degree
-from pipeline.analysis.changepoints.fit import least_squares
+from benchmarks.make_unit_root_critical_values import best_break_designs
+from pipeline.analysis.changepoints.confirm import ALPHA, POINT_WIDTH
+from pipeline.analysis.changepoints.fit import prewhitened_pvalue
 
 LENGTHS = (15, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 1000, 1500, 2000)
 FITTED_FROM = 30
 DEFAULT_REPLICATIONS = 6000
-_EXTRA_TERMS = 2  # jump and slope change
 
 
 def smallest_pvalue(y: np.ndarray) -> float:
     """Smallest p-value of the levels' test over the positions of a window ``y``."""
-    m = y.size
-    t = (np.arange(m, dtype=np.float64) - m / 2) / m
-    degree = smooth_degree(t, y)
-    null = np.vander(t, degree + 1, increasing=True)
-    rss0 = least_squares(null, y)[0]
-    positions = np.arange(POINT_WIDTH, m - POINT_WIDTH + 1)
-    rss1 = float(np.min(change_rss(null, y, positions)))
-    dof = m - (degree + 1 + _EXTRA_TERMS) - 1  # one charged for rho, as the test does
-    f = ((rss0 - rss1) / _EXTRA_TERMS) / (rss1 / dof)
-    return float(stats.f.sf(f, _EXTRA_TERMS, dof))
+    # The degrees of freedom do not depend on the position: the best fit has the smallest p.
+    null, alt = best_break_designs(y)
+    return prewhitened_pvalue(y, null, alt, 0.0)
 
 
 def _one(task: tuple[int, int]) -> float:

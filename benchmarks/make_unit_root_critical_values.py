@@ -43,14 +43,21 @@ DEFAULT_REPLICATIONS = 4000
 def switch_statistic(y: np.ndarray) -> float:
     """The Dickey-Fuller t statistic that the switch computes for a window ``y`` whose
     candidate sits at the best-fitting position."""
+    _, alt = best_break_designs(y)
+    return dickey_fuller_t(least_squares(alt, y)[1])
+
+
+def best_break_designs(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The confirmation test's null (the smooth curve ``confirm.smooth_degree`` picks) and
+    alternative (plus a jump and a slope change) for a window ``y``, the change at the
+    best-fitting position at least ``POINT_WIDTH`` from either end."""
     m = y.size
     t = (np.arange(m, dtype=np.float64) - m / 2) / m
     null = np.vander(t, smooth_degree(t, y) + 1, increasing=True)
     positions = np.arange(POINT_WIDTH, m - POINT_WIDTH + 1)
     tau = int(positions[np.argmin(change_rss(null, y, positions))])
     after = (np.arange(m) >= tau).astype(np.float64)
-    alt = np.column_stack([null, after, (t - t[tau]) * after])
-    return dickey_fuller_t(least_squares(alt, y)[1])
+    return null, np.column_stack([null, after, (t - t[tau]) * after])
 
 
 def _noise(kind: str, m: int, seed: int) -> np.ndarray:
