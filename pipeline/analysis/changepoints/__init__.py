@@ -56,6 +56,11 @@ change: growth, saturation and decay are each one segment unless they break.
    confirmed together, the spread changes being fixed edges; two neighbouring pooled
    candidates must then also be significant jointly, or the weaker one goes (a chance pair
    bounding a short stretch would vouch for itself).
+5. **Material changes only** (``material.material``): a level or slope change that the
+   tests prove but that is small beside the series' range (its fit departs from the
+   smooth curve by less than 3 % of the range, 1st to 99th percentile) is dropped,
+   smallest first: a long quiet series can prove wrinkles that nobody reading it would
+   call a change. Spread changes are kept.
 
 Assumptions: changes are abrupt in level or slope (brief beside the segments they
 separate); a smooth curve is locally quadratic, or a gradual bend, over the span between
@@ -73,6 +78,7 @@ from numpy.typing import NDArray
 from pipeline.analysis.changepoints.confirm import merge_weakest
 from pipeline.analysis.changepoints.level import level_shifts
 from pipeline.analysis.changepoints.locate import relocate
+from pipeline.analysis.changepoints.material import material
 from pipeline.analysis.changepoints.noise import (
     GAUSS_MAD,
     FloatArray,
@@ -124,11 +130,9 @@ def detect(
     seg = segment(clean)
     min_size = _min_size(clean.size)
     spread = spread_breaks(clean, seg.breaks, min_size)
-    if not spread:
-        breaks = set(seg.breaks)
-    else:
-        breaks = set(_with_spread_regimes(clean, seg.breaks, spread))
-        breaks |= {s for s in spread if all(abs(s - j) > min_size for j in breaks)}
+    level = _with_spread_regimes(clean, seg.breaks, spread) if spread else seg.breaks
+    kept_spread = [s for s in spread if all(abs(s - j) > min_size for j in level)]
+    breaks = material(clean, level, tuple(kept_spread)) + kept_spread
     found = {int(positions[b]) for b in breaks if 0 < b < clean.size}
     return sorted(found)
 

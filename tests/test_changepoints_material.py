@@ -1,0 +1,56 @@
+"""The materiality floor (``changepoints.material``): a change that the tests prove but that
+is small beside the series' range is dropped; one above the floor stays, and so do the
+changes beside a dropped one."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pipeline.analysis.changepoints import detect, segment
+from pipeline.analysis.changepoints.material import FLOOR, change_size, material
+
+
+def _quiet_steps(seed: int, second_step: float) -> np.ndarray:
+    """A quiet series (noise sd 0.05) with a big step of 10 at 100 and a second step of
+    ``second_step`` at 200, 100 points apart: both are many noise sds high."""
+    rng = np.random.default_rng(seed)
+    level = np.r_[np.zeros(100), np.full(100, 10.0), np.full(100, 10.0 + second_step)]
+    return level + rng.normal(0.0, 0.05, level.size)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_proven_step_of_two_percent_of_the_range_is_not_reported(seed: int) -> None:
+    x = _quiet_steps(seed, 0.2)  # 4 noise sds, 100 points each side: proven, but 2 %
+    assert any(abs(b - 200) <= 2 for b in segment(x).breaks), "the tests should prove it"
+    assert detect(x) == [100]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_step_of_a_tenth_of_the_range_is_kept(seed: int) -> None:
+    x = _quiet_steps(seed, 1.0)
+    assert detect(x) == [100, 200]
+
+
+def test_the_size_of_a_jump_is_proportional_to_it_and_near_its_height() -> None:
+    t = np.arange(120, dtype=np.float64)
+    step = (t >= 60).astype(np.float64)
+    one, two = change_size(step, 0, 60, 120), change_size(2.0 * step, 0, 60, 120)
+    assert two == pytest.approx(2.0 * one)
+    assert 0.4 <= one <= 1.0
+
+
+def test_dropping_a_change_re_measures_its_neighbours_in_the_widened_window() -> None:
+    """A small step between two ramps: on its own window it is small, and once it is gone
+    the slope change beside it is measured over the longer window, where it stays."""
+    t = np.arange(300, dtype=np.float64)
+    x = np.where(t < 100, 0.0, (t - 100) * 0.1) + 0.1 * (t >= 200)
+    kept = material(x, [100, 200])
+    assert kept == [100]
+    assert change_size(x, 0, 100, 300) >= FLOOR * (np.percentile(x, 99) - np.percentile(x, 1))
+
+
+def test_fixed_edges_bound_the_windows_and_are_never_returned() -> None:
+    x = _quiet_steps(0, 0.2)
+    assert material(x, [100, 200], fixed=(150,)) == [100]
+    assert material(x, [], fixed=(150,)) == []
