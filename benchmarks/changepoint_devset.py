@@ -8,7 +8,7 @@ builds the same series. The public part is ``tests/data/changepoints/tssb_shorte
 (``historical.json``), kept out of the development set's averages, and
 ``documented_blind()`` 27 more, annotated before any detector ran on them.
 ``visual()``, ``visual_blind()``, ``visual_holdout()``, ``visual_holdout_2()``,
-``visual_holdout_3()`` and ``visual_unseen()`` to ``visual_unseen_6()`` are real series
+``visual_holdout_3()`` and ``visual_unseen()`` to ``visual_unseen_7()`` are real series
 annotated by eye from anonymised plots by three annotators each, scored against all three
 as TCPDBench scores its annotators.
 """
@@ -274,8 +274,16 @@ def visual_unseen_5() -> list[Series]:
 
 def visual_unseen_6() -> list[Series]:
     """An eleventh batch (``visual_unseen_6.json``): more long weekly series of the M4
-    competition, annotated in the twentieth session and never scored."""
+    competition, annotated in the twentieth session; its means were seen once, in the
+    twenty-first, to judge one change."""
     return _real("visual_unseen_6.json", "visual-unseen-6")
+
+
+def visual_unseen_7() -> list[Series]:
+    """A twelfth batch (``visual_unseen_7.json``): the real series of the Numenta Anomaly
+    Benchmark (machine metrics, ad prices, tweet counts) as hourly means, annotated in the
+    twenty-first session and never scored."""
+    return _real("visual_unseen_7.json", "visual-unseen-7")
 
 
 def _real(file: str, kind: str) -> list[Series]:
