@@ -246,7 +246,7 @@ def _print_real(detectors: dict[str, Detector], unseen: bool = False) -> None:
             (visual_unseen_4(), "Annotated by eye, ninth batch (means seen once; only means)"),
             (visual_unseen_5(), "Annotated by eye, tenth batch, M4 weekly (means seen once)"),
             (visual_unseen_6(), "Annotated by eye, eleventh batch, M4 weekly (means seen once)"),
-            (visual_unseen_7(), "Annotated by eye, twelfth batch, NAB hourly (never scored)"),
+            (visual_unseen_7(), "Annotated by eye, twelfth batch, NAB hourly (means seen once)"),
         ]
         families.append(("The batches kept apart from development", False, kept_apart))
     for together, each, parts in families:

@@ -282,7 +282,7 @@ def visual_unseen_6() -> list[Series]:
 def visual_unseen_7() -> list[Series]:
     """A twelfth batch (``visual_unseen_7.json``): the real series of the Numenta Anomaly
     Benchmark (machine metrics, ad prices, tweet counts) as hourly means, annotated in the
-    twenty-first session and never scored."""
+    twenty-first session; its means were seen once, in that session, to judge one change."""
     return _real("visual_unseen_7.json", "visual-unseen-7")
 
 

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from pipeline.analysis.changepoints import detect, segment
-from pipeline.analysis.changepoints.material import FLOOR, change_size, material
+from pipeline.analysis.changepoints.material import FLOOR, change_size, material, material_spread
+from pipeline.analysis.changepoints.spread import spread_breaks
 
 
 def _quiet_steps(seed: int, second_step: float) -> np.ndarray:
@@ -54,3 +55,35 @@ def test_fixed_edges_bound_the_windows_and_are_never_returned() -> None:
     x = _quiet_steps(0, 0.2)
     assert material(x, [100, 200], fixed=(150,)) == [100]
     assert material(x, [], fixed=(150,)) == []
+
+
+def _price(seed: int, late_volatility: float) -> np.ndarray:
+    """A price that doubles over 600 days, its daily log-return noise 0.2 % and then
+    ``late_volatility`` from day 300: a change of spread on the log scale."""
+    rng = np.random.default_rng(seed)
+    sd = np.r_[np.full(300, 0.002), np.full(300, late_volatility)]
+    trend = np.log(100.0) + np.linspace(0.0, np.log(2.0), 600)
+    return np.exp(trend + rng.normal(0.0, 1.0, 600) * sd)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_volatility_change_invisible_on_the_price_is_not_reported(seed: int) -> None:
+    """From 0.2 % to 0.6 %: the spread search finds it on the log scale, but the noise
+    band of the price itself widens by about 1 % of its range."""
+    x = _price(seed, 0.006)
+    assert any(abs(b - 300) <= 10 for b in spread_breaks(x, segment(x).breaks, 5))
+    assert detect(x) == []
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_volatility_change_that_shows_on_the_price_is_kept(seed: int) -> None:
+    x = _price(seed, 0.03)
+    assert [abs(b - 300) <= 5 for b in detect(x)] == [True]
+
+
+def test_a_spread_change_too_small_to_see_goes_and_a_large_one_stays() -> None:
+    rng = np.random.default_rng(0)
+    sd = np.r_[np.full(200, 1.0), np.full(200, 1.02), np.full(200, 5.0)]
+    x = rng.normal(0.0, 1.0, 600) * sd
+    assert material_spread(x, [200, 400]) == [400]
+    assert material_spread(x, []) == []

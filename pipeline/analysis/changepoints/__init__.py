@@ -60,7 +60,8 @@ change: growth, saturation and decay are each one segment unless they break.
    tests prove but that is small beside the series' range (its fit departs from the
    smooth curve by less than 3 % of the range, 1st to 99th percentile) is dropped,
    smallest first: a long quiet series can prove wrinkles that nobody reading it would
-   call a change. Spread changes are kept.
+   call a change. So is a spread change that moves the edge of the noise band by less
+   than that on the series' own scale (a volatility regime of a price's logarithm).
 
 Assumptions: changes are abrupt in level or slope (brief beside the segments they
 separate); a smooth curve is locally quadratic, or a gradual bend, over the span between
@@ -78,7 +79,7 @@ from numpy.typing import NDArray
 from pipeline.analysis.changepoints.confirm import merge_weakest
 from pipeline.analysis.changepoints.level import level_shifts
 from pipeline.analysis.changepoints.locate import relocate
-from pipeline.analysis.changepoints.material import material
+from pipeline.analysis.changepoints.material import material, material_spread
 from pipeline.analysis.changepoints.noise import (
     GAUSS_MAD,
     FloatArray,
@@ -131,7 +132,8 @@ def detect(
     min_size = _min_size(clean.size)
     spread = spread_breaks(clean, seg.breaks, min_size)
     level = _with_spread_regimes(clean, seg.breaks, spread) if spread else seg.breaks
-    kept_spread = [s for s in spread if all(abs(s - j) > min_size for j in level)]
+    apart = [s for s in spread if all(abs(s - j) > min_size for j in level)]
+    kept_spread = material_spread(clean, apart)
     breaks = material(clean, level, tuple(kept_spread)) + kept_spread
     found = {int(positions[b]) for b in breaks if 0 < b < clean.size}
     return sorted(found)

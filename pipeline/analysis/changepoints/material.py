@@ -22,9 +22,16 @@ a chart of the whole series. It was not fitted. Scores by eye are flat from 2 % 
 and at 5 % the development set already lost small level breaks on large smooth curves, so
 the floor sits at the low end.
 
+**Spread changes** (``material_spread``) are held to the same floor on the scale the
+series is read on: a change of volatility on the log scale of a price, found because the
+spread search works there, can be invisible on the series itself. Their size is how far
+the edge of the noise band moves, twice the change in the noise's standard deviation
+(robust, from first differences, so blind to level shifts and trends) between the two
+regimes, on the series' own scale. They are measured first, between their neighbouring
+spread changes; the spread changes kept are then the fixed edges of the level test.
+
 **The order** is the confirmation's: the smallest immaterial change goes first, and its
-two neighbours are measured again in their widened windows. Spread changes are fixed
-edges, never dropped: their size is in the noise, not in the level.
+neighbours are measured again in their widened windows.
 
 Assumption: what the caller wants is the changes that shape the series. A change that is
 small beside the series' range but matters in its own right (a 2 % latency step in a
@@ -33,11 +40,13 @@ series that once doubled) is below this floor.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from pipeline.analysis.changepoints.confirm import smooth_degree
 from pipeline.analysis.changepoints.fit import least_squares
-from pipeline.analysis.changepoints.noise import FloatArray
+from pipeline.analysis.changepoints.noise import FloatArray, robust_scale
 
 FLOOR = 0.03  # share of the series' range (1st to 99th percentile)
 
@@ -61,6 +70,24 @@ def material(x: FloatArray, breaks: list[int], fixed: tuple[int, ...] = ()) -> l
             if tau in sizes:
                 sizes[tau] = _size_at(x, edges, tau)
     return sorted(sizes)
+
+
+def material_spread(x: FloatArray, spread: list[int]) -> list[int]:
+    """``spread`` (changes of the noise's scale) without those that move the edge of the
+    noise band by less than ``FLOOR`` of the range of ``x``."""
+    kept = sorted(spread)
+    if x.size == 0 or not kept:
+        return kept
+    floor = FLOOR * float(np.percentile(x, 99) - np.percentile(x, 1))
+    while kept:
+        edges = [0, *kept, x.size]
+        scales = [robust_scale(x[a:b]) for a, b in itertools.pairwise(edges)]
+        sizes = [2.0 * abs(after - before) for before, after in itertools.pairwise(scales)]
+        smallest = int(np.argmin(sizes))
+        if sizes[smallest] >= floor:
+            break
+        del kept[smallest]
+    return kept
 
 
 def _size_at(x: FloatArray, edges: list[int], tau: int) -> float:
