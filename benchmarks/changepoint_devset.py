@@ -8,7 +8,7 @@ builds the same series. The public part is ``tests/data/changepoints/tssb_shorte
 (``historical.json``), kept out of the development set's averages, and
 ``documented_blind()`` 27 more, annotated before any detector ran on them.
 ``visual()``, ``visual_blind()``, ``visual_holdout()``, ``visual_holdout_2()``,
-``visual_holdout_3()`` and ``visual_unseen()`` to ``visual_unseen_8()`` are real series
+``visual_holdout_3()`` and ``visual_unseen()`` to ``visual_unseen_9()`` are real series
 annotated by eye from anonymised plots by three annotators each, scored against all three
 as TCPDBench scores its annotators.
 """
@@ -290,8 +290,16 @@ def visual_unseen_7() -> list[Series]:
 def visual_unseen_8() -> list[Series]:
     """A thirteenth batch (``visual_unseen_8.json``): hourly series of the M4 competition,
     nearly all unmarked (daily and weekly cycles), annotated in the twenty-first session;
-    its means were seen once, in that session, to judge one change (not kept)."""
+    its means were seen once, in that session, to judge one change (not kept), and it was
+    then looked at series by series."""
     return _real("visual_unseen_8.json", "visual-unseen-8")
+
+
+def visual_unseen_9() -> list[Series]:
+    """A fourteenth batch (``visual_unseen_9.json``): more hourly series of the M4
+    competition, annotated in the twenty-first session; its means were seen once, in that
+    session, to judge one change."""
+    return _real("visual_unseen_9.json", "visual-unseen-9")
 
 
 def _real(file: str, kind: str) -> list[Series]:

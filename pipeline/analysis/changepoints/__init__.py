@@ -57,11 +57,12 @@ change: growth, saturation and decay are each one segment unless they break.
    candidates must then also be significant jointly, or the weaker one goes (a chance pair
    bounding a short stretch would vouch for itself).
 5. **Material changes only** (``material.material``): a level or slope change that the
-   tests prove but that is small beside the series' range (its fit departs from the
-   smooth curve by less than 3 % of the range, 1st to 99th percentile) is dropped,
-   smallest first: a long quiet series can prove wrinkles that nobody reading it would
-   call a change. So is a spread change that moves the edge of the noise band by less
-   than that on the series' own scale (a volatility regime of a price's logarithm).
+   tests prove but that is small beside the series' range (its fit departs from the smooth
+   curve by less than 3 % of the range, 1st to 99th percentile, of the series as given, its
+   cycle included) is dropped, smallest first: a long quiet series can prove wrinkles that
+   nobody reading it would call a change. So is a spread change that moves the edge of the
+   noise band by less than that on the series' own scale (a volatility regime of a price's
+   logarithm).
 
 Assumptions: changes are abrupt in level or slope (brief beside the segments they
 separate); a smooth curve is locally quadratic, or a gradual bend, over the span between
@@ -79,7 +80,7 @@ from numpy.typing import NDArray
 from pipeline.analysis.changepoints.confirm import merge_weakest
 from pipeline.analysis.changepoints.level import level_shifts
 from pipeline.analysis.changepoints.locate import relocate
-from pipeline.analysis.changepoints.material import material, material_spread
+from pipeline.analysis.changepoints.material import material, material_spread, series_range
 from pipeline.analysis.changepoints.noise import (
     GAUSS_MAD,
     FloatArray,
@@ -125,7 +126,8 @@ def detect(
     spaced.
     """
     del timestamps
-    x, _ = remove_cycle(np.asarray(values, dtype=np.float64).ravel())
+    given = np.asarray(values, dtype=np.float64).ravel()
+    x, _ = remove_cycle(given)
     positions = np.flatnonzero(np.isfinite(x))
     clean = x[positions]
     seg = segment(clean)
@@ -133,8 +135,9 @@ def detect(
     spread = spread_breaks(clean, seg.breaks, min_size)
     level = _with_spread_regimes(clean, seg.breaks, spread) if spread else seg.breaks
     apart = [s for s in spread if all(abs(s - j) > min_size for j in level)]
-    kept_spread = material_spread(clean, apart)
-    breaks = material(clean, level, tuple(kept_spread)) + kept_spread
+    span = series_range(given)  # what a chart of the series shows, its cycle included
+    kept_spread = material_spread(clean, apart, span)
+    breaks = material(clean, level, tuple(kept_spread), span) + kept_spread
     found = {int(positions[b]) for b in breaks if 0 < b < clean.size}
     return sorted(found)
 

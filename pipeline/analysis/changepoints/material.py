@@ -16,11 +16,13 @@ curve alone passes between the two levels; a slope change as the bend its hinge 
 change's own terms; by eye it told marked breaks from unmarked ones less well.)
 
 **The floor** is ``FLOOR`` of the series' range, from its 1st to its 99th percentile so
-that a spike does not set it. It is a resolution, as the scoring's margin of a few points
-is one for positions: a change of 3 % of the range is about the smallest a reader sees on
-a chart of the whole series. It was not fitted. Scores by eye are flat from 2 % to 8 %,
-and at 5 % the development set already lost small level breaks on large smooth curves, so
-the floor sits at the low end.
+that a spike does not set it: the range of the series as given, cycle included, since that
+is what a chart of it shows (the detection itself runs on the series with its cycle
+removed, whose range can be a small part of it). It is a resolution, as the scoring's
+margin of a few points is one for positions: a change of 3 % of the range is about the
+smallest a reader sees on a chart of the whole series. It was not fitted. Scores by eye are
+flat from 2 % to 8 %, and at 5 % the development set already lost small level breaks on
+large smooth curves, so the floor sits at the low end.
 
 **Spread changes** (``material_spread``) are held to the same floor on the scale the
 series is read on: a change of volatility on the log scale of a price, found because the
@@ -51,13 +53,15 @@ from pipeline.analysis.changepoints.noise import FloatArray, robust_scale
 FLOOR = 0.03  # share of the series' range (1st to 99th percentile)
 
 
-def material(x: FloatArray, breaks: list[int], fixed: tuple[int, ...] = ()) -> list[int]:
-    """``breaks`` without those whose size is below ``FLOOR`` of the range of ``x``;
-    ``fixed`` edges (spread changes) bound the windows and are not returned."""
+def material(
+    x: FloatArray, breaks: list[int], fixed: tuple[int, ...] = (), span: float | None = None
+) -> list[int]:
+    """``breaks`` without those whose size is below ``FLOOR`` of ``span`` (by default the
+    range of ``x``); ``fixed`` edges (spread changes) bound the windows and are not returned."""
     kept = sorted(set(breaks) - set(fixed))
     if x.size == 0 or not kept:
         return kept
-    floor = FLOOR * float(np.percentile(x, 99) - np.percentile(x, 1))
+    floor = FLOOR * (series_range(x) if span is None else span)
     edges = sorted({0, *kept, *fixed, x.size})
     sizes = {tau: _size_at(x, edges, tau) for tau in kept}
     while sizes:
@@ -72,13 +76,13 @@ def material(x: FloatArray, breaks: list[int], fixed: tuple[int, ...] = ()) -> l
     return sorted(sizes)
 
 
-def material_spread(x: FloatArray, spread: list[int]) -> list[int]:
+def material_spread(x: FloatArray, spread: list[int], span: float | None = None) -> list[int]:
     """``spread`` (changes of the noise's scale) without those that move the edge of the
-    noise band by less than ``FLOOR`` of the range of ``x``."""
+    noise band by less than ``FLOOR`` of ``span`` (by default the range of ``x``)."""
     kept = sorted(spread)
     if x.size == 0 or not kept:
         return kept
-    floor = FLOOR * float(np.percentile(x, 99) - np.percentile(x, 1))
+    floor = FLOOR * (series_range(x) if span is None else span)
     while kept:
         edges = [0, *kept, x.size]
         scales = [robust_scale(x[a:b]) for a, b in itertools.pairwise(edges)]
@@ -88,6 +92,13 @@ def material_spread(x: FloatArray, spread: list[int]) -> list[int]:
             break
         del kept[smallest]
     return kept
+
+
+def series_range(x: FloatArray) -> float:
+    """The range a chart of ``x`` shows, its finite values' 1st to 99th percentile (a spike
+    does not set it); 0 for no finite value."""
+    finite = x[np.isfinite(x)]
+    return float(np.percentile(finite, 99) - np.percentile(finite, 1)) if finite.size else 0.0
 
 
 def _size_at(x: FloatArray, edges: list[int], tau: int) -> float:
