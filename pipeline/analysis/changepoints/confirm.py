@@ -109,20 +109,10 @@ def changes_pvalue(x: FloatArray, a: int, taus: tuple[int, ...], b: int) -> floa
     curve through ``x[a:b]``, the positions taken as given; NaN where the window has too
     few points for the test (no verdict, which is not the same as no evidence)."""
     y = x[a:b]
-    m = y.size
-    t = (np.arange(m, dtype=np.float64) - (taus[0] - a)) / m
-    cols = []
-    for tau in taus:
-        at = (tau - taus[0]) / m
-        after = (t >= at).astype(np.float64)
-        cols += [after, (t - at) * after]
-    extra = len(cols)
-    degree = smooth_degree(t, y)
-    dof = m - (degree + 1 + extra)
-    if dof < 2:
+    null, alt = change_designs(y, tuple(tau - a for tau in taus))
+    degree = null.shape[1] - 1
+    if y.size - alt.shape[1] < 2:
         return np.nan
-    null = np.vander(t, degree + 1, increasing=True)
-    alt = np.column_stack([null, *cols])
     rss0 = least_squares(null, y)[0]
     rss1, resid = least_squares(alt, y)
     gain = rss0 - rss1
@@ -134,6 +124,21 @@ def changes_pvalue(x: FloatArray, a: int, taus: tuple[int, ...], b: int) -> floa
         # The noise may wander like a random walk: no AR(1) model holds; test on differences.
         return integrated_pvalue(y, taus[0] - a, degree, POINT_WIDTH)
     return prewhitened_pvalue(y, null, alt, lag1_rho(resid))
+
+
+def change_designs(y: FloatArray, offsets: tuple[int, ...]) -> tuple[FloatArray, FloatArray]:
+    """The test's null for a window ``y`` (the smooth curve ``smooth_degree`` picks, in time
+    scaled to the window and centred on the first change) and its alternative (plus a jump
+    and a slope change at each of ``offsets``, positions in ``y``)."""
+    m = y.size
+    t = (np.arange(m, dtype=np.float64) - offsets[0]) / m
+    cols = []
+    for offset in offsets:
+        at = (offset - offsets[0]) / m
+        after = (t >= at).astype(np.float64)
+        cols += [after, (t - at) * after]
+    null = np.vander(t, smooth_degree(t, y) + 1, increasing=True)
+    return null, np.column_stack([null, *cols])
 
 
 def is_gradual(x: FloatArray, a: int, tau: int, b: int, alpha: float = ALPHA) -> bool:

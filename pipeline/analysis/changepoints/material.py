@@ -46,7 +46,7 @@ import itertools
 
 import numpy as np
 
-from pipeline.analysis.changepoints.confirm import smooth_degree
+from pipeline.analysis.changepoints.confirm import change_designs
 from pipeline.analysis.changepoints.fit import least_squares
 from pipeline.analysis.changepoints.noise import FloatArray, robust_scale
 
@@ -111,9 +111,6 @@ def change_size(x: FloatArray, a: int, tau: int, b: int) -> float:
     and a slope change at ``tau`` (both least squares): how much of the window the change
     explains that a smooth curve cannot."""
     y = x[a:b]
-    t = (np.arange(y.size, dtype=np.float64) - (tau - a)) / y.size
-    after = (t >= 0).astype(np.float64)
-    null = np.vander(t, smooth_degree(t, y) + 1, increasing=True)
-    alt = np.column_stack([null, after, t * after])
+    null, alt = change_designs(y, (tau - a,))
     gap = least_squares(null, y)[1] - least_squares(alt, y)[1]  # the two fits' difference
     return float(np.max(np.abs(gap)))
