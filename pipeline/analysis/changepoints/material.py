@@ -61,7 +61,7 @@ def material(
     kept = sorted(set(breaks) - set(fixed))
     if x.size == 0 or not kept:
         return kept
-    floor = FLOOR * (series_range(x) if span is None else span)
+    floor = _floor(x, span)
     edges = sorted({0, *kept, *fixed, x.size})
     sizes = {tau: _size_at(x, edges, tau) for tau in kept}
     while sizes:
@@ -82,7 +82,7 @@ def material_spread(x: FloatArray, spread: list[int], span: float | None = None)
     kept = sorted(spread)
     if x.size == 0 or not kept:
         return kept
-    floor = FLOOR * (series_range(x) if span is None else span)
+    floor = _floor(x, span)
     while kept:
         edges = [0, *kept, x.size]
         scales = [robust_scale(x[a:b]) for a, b in itertools.pairwise(edges)]
@@ -99,6 +99,10 @@ def series_range(x: FloatArray) -> float:
     does not set it); 0 for no finite value."""
     finite = x[np.isfinite(x)]
     return float(np.percentile(finite, 99) - np.percentile(finite, 1)) if finite.size else 0.0
+
+
+def _floor(x: FloatArray, span: float | None) -> float:
+    return FLOOR * (series_range(x) if span is None else span)
 
 
 def _size_at(x: FloatArray, edges: list[int], tau: int) -> float:
