@@ -68,8 +68,15 @@ def test_every_scheduled_run_leaves_exactly_one_row(
     assert 8 <= stats.scheduled <= 16  # 2 jobs x 3 s / 0.5 s, give or take the edges
     assert len(rows) == stats.scheduled == stats.rows
     assert len({r["run_id"] for r in rows}) == len(rows)
-    assert {r["run_status"] for r in rows} == {"done"}
-    assert all(r["cost_usd"] is not None and r["cost_usd"] > 0 for r in rows)
+    # A run may be skipped as an overrun or a misfire when a loaded machine stalls the loop
+    # or the spool's fsync (CI saw one on the PostgreSQL+S3 lake): the scheduler's timing
+    # verdicts, each still one row. Any other status or reason is a bug, and most runs are done.
+    done = [r for r in rows if r["run_status"] == "done"]
+    late = [r for r in rows if r["run_status"] != "done"]
+    assert all(r["run_status"] == "skipped" for r in late), late
+    assert {r["skip_reason"] for r in late} <= {"overrun", "misfire"}, late
+    assert len(done) > len(rows) / 2, rows
+    assert all(r["cost_usd"] is not None and r["cost_usd"] > 0 for r in done)
     assert stats.spool_depth == 0
     # every run's start lag is recorded; how small it is, bench_daemon measures
     assert len(stats.start_lag_ms) == stats.scheduled
