@@ -42,8 +42,11 @@ no more than 2x (noise-scaled) binary segmentation's CPU time.
 ``--fresh-seeds N`` scores N new series of each constructed kind instead, drawn from seeds
 the development never used (500 on): whether the constructed figures carry over.
 
+``--false-alarms`` prints only false changes per series on changeless AR(1) noise, at
+detect()'s default level (1/n) and at the monitor's fixed level (``STREAM_LEVEL``).
+
 Run: .venv/bin/python benchmarks/bench_changepoints.py [--by-kind] [--detect-from FILE]
-[--fresh-seeds N] [--unseen]
+[--fresh-seeds N] [--unseen] [--false-alarms]
 """
 
 from __future__ import annotations
@@ -158,7 +161,12 @@ def main() -> None:
     parser.add_argument("--unseen", action="store_true",
                         help="also score the batches kept apart (visual_unseen*.json), "
                         "means only: each run spends them; record the look")  # fmt: skip
+    parser.add_argument("--false-alarms", action="store_true",
+                        help="only false changes on changeless noise, per level")  # fmt: skip
     args = parser.parse_args()
+    if args.false_alarms:
+        _print_false_alarms()
+        return
     if args.fresh_seeds and not 0 < args.fresh_seeds <= MAX_FRESH:
         parser.error(f"--fresh-seeds: 1 to {MAX_FRESH} (seed 1000 k + s is kind k's s-th)")
     if args.fresh_seeds:
@@ -194,6 +202,35 @@ def main() -> None:
         _print_by_kind(series, results)
     if not args.fresh_seeds:
         _print_real(detectors, unseen=args.unseen)
+
+
+def _print_false_alarms(seeds: int = 100) -> None:
+    """False changes per series on changeless AR(1) noise, at detect()'s default level
+    (1/n) and at the fixed level a monitor passes (STREAM_LEVEL): the price of the default's
+    more liberal level in short series, and its stricter level in long ones."""
+    from pipeline.analysis.changepoints import STREAM_LEVEL, detect
+
+    print(f"False changes per series on changeless AR(1) noise, {seeds} seeds each")
+    print(f"{'points':>6} {'rho':>4} | {'1/n: mean':>9} {'any':>5} | {'1 %: mean':>9} {'any':>5}")
+    for n in (40, 200, 1000):
+        for rho in (0.0, 0.5, 0.8):
+            counts = np.zeros((seeds, 2))
+            for seed in range(seeds):
+                x = _ar1(np.random.default_rng(7000 + seed), n, rho)
+                counts[seed] = len(detect(x)), len(detect(x, level=STREAM_LEVEL))
+            mean, share = counts.mean(axis=0), (counts > 0).mean(axis=0)
+            cells = " | ".join(f"{m:9.2f} {a:5.2f}" for m, a in zip(mean, share, strict=True))
+            print(f"{n:6d} {rho:4.1f} | {cells}")
+
+
+def _ar1(rng: np.random.Generator, n: int, rho: float) -> np.ndarray:
+    """A stationary AR(1) series of unit variance."""
+    e = rng.standard_normal(n)
+    x = np.empty(n)
+    x[0] = e[0]
+    for i in range(1, n):
+        x[i] = rho * x[i - 1] + np.sqrt(1.0 - rho * rho) * e[i]
+    return x
 
 
 def _print_paired(results: dict[str, tuple[list[float], list[float], float]]) -> None:

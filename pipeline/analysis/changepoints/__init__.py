@@ -24,7 +24,8 @@ change: growth, saturation and decay are each one segment unless they break.
 3. **Confirmation** (``confirm.merge_weakest``): each candidate must beat a smooth curve
    (a line or a quadratic, chosen by BIC) through its two neighbouring segments by a jump
    or a slope change: F test by generalised least squares for AR(1) noise (prewhitened),
-   Bonferroni-corrected over the window's positions at 1 %; where a Dickey-Fuller test
+   Bonferroni-corrected over the window's positions, at level ``1/n`` (1 % at n = 100: a
+   bounded number of false changes however long the series); where a Dickey-Fuller test
    does not reject a unit root in the residuals, the noise is taken as a random walk and
    the jump is tested on first differences, as a burst of up to a few steps
    (``random_walk``); two survivors within a point width are one transition, and the
@@ -94,6 +95,7 @@ from pipeline.analysis.changepoints.spread import regimes, spread_breaks
 from pipeline.analysis.periodicity import remove_cycle
 
 __all__ = [
+    "STREAM_LEVEL",
     "Segmentation",
     "binseg_mean",
     "detect",
@@ -102,6 +104,7 @@ __all__ = [
     "segment",
 ]
 
+STREAM_LEVEL = 0.01  # a monitor's level per change: its false alarms count per day, not per series
 _PENALTY_PER_LOG_N = 3.0  # BIC: three parameters per change (position, level, slope)
 _LONG_RUN_ROUNDS = 3
 
@@ -118,43 +121,50 @@ class Segmentation:
 def detect(
     values: NDArray[np.floating] | Sequence[float],
     timestamps: object = None,
+    *,
+    level: float | None = None,
 ) -> list[int]:
     """Indices where new segments start (sorted; never 0 nor len(values)).
 
     Accepts any 1-D array: NaN/inf are ignored, any scale, any length. ``timestamps`` is
     accepted for scoring harnesses that pass it and ignored: points are taken as equally
-    spaced.
+    spaced. ``level`` is the false-alarm level of each confirmed change: by default ``1/n``
+    for ``n`` finite points, so a series read once gets a bounded number of false changes
+    however long it is; a monitor that counts false alarms per unit of time passes a fixed
+    level instead (``STREAM_LEVEL``).
     """
     del timestamps
     given = np.asarray(values, dtype=np.float64).ravel()
     x, _ = remove_cycle(given)
     positions = np.flatnonzero(np.isfinite(x))
     clean = x[positions]
-    seg = segment(clean)
+    seg = segment(clean, level)
     min_size = _min_size(clean.size)
     spread = spread_breaks(clean, seg.breaks, min_size)
-    level = _with_spread_regimes(clean, seg.breaks, spread) if spread else seg.breaks
-    apart = [s for s in spread if all(abs(s - j) > min_size for j in level)]
+    shifts = _with_spread_regimes(clean, seg.breaks, spread, level) if spread else seg.breaks
+    apart = [s for s in spread if all(abs(s - j) > min_size for j in shifts)]
     span = series_range(given)  # what a chart of the series shows, its cycle included
     kept_spread = material_spread(clean, apart, span)
-    breaks = material(clean, level, tuple(kept_spread), span) + kept_spread
+    breaks = material(clean, shifts, tuple(kept_spread), span) + kept_spread
     found = {int(positions[b]) for b in breaks if 0 < b < clean.size}
     return sorted(found)
 
 
-def _with_spread_regimes(x: FloatArray, level: list[int], spread: list[int]) -> list[int]:
+def _with_spread_regimes(
+    x: FloatArray, shifts: list[int], spread: list[int], level: float | None
+) -> list[int]:
     """Level/slope changes once the spread changes are known: each regime is standardised by
     its own noise scale (weighted least squares) and searched again; the new candidates
     join those of the whole series (kept, not replaced), and all are confirmed together
     with the spread changes as fixed edges, so no test window mixes two noise levels."""
     z = np.empty_like(x)
-    cands = set(level)
+    cands = set(shifts)
     for a, b in regimes(x.size, spread):
         sigma = robust_scale(x[a:b])
         scale = sigma if sigma > 0 and np.isfinite(sigma) else 1.0
         z[a:b] = winsorize((x[a:b] - np.median(x[a:b])) / scale, 1.0)
         cands |= {a + k for k in _candidates(z[a:b], _min_size(b - a))[0]}
-    confirmed = merge_weakest(z, sorted(cands), fixed=tuple(spread), pooled=True)
+    confirmed = merge_weakest(z, sorted(cands), level, fixed=tuple(spread), pooled=True)
     return _placed(z, confirmed, sorted(cands), _min_size(x.size), tuple(spread))
 
 
@@ -163,8 +173,9 @@ def _min_size(n: int) -> int:
     return int(max(3, min(5, n // 10)))
 
 
-def segment(x: FloatArray) -> Segmentation:
-    """Level/slope segmentation of a finite 1-D series (see the module docstring)."""
+def segment(x: FloatArray, level: float | None = None) -> Segmentation:
+    """Level/slope segmentation of a finite 1-D series (see the module docstring), each
+    change confirmed at ``level`` (default ``1/n``)."""
     n = x.size
     min_size = _min_size(n)
     sigma = robust_scale(x)
@@ -173,7 +184,7 @@ def segment(x: FloatArray) -> Segmentation:
     # Standardise first: sums of raw values lose all precision on series like 5 + 1e-9 * noise.
     z = winsorize((x - np.median(x)) / sigma, 1.0)
     cands, rho = _candidates(z, min_size)
-    confirmed = merge_weakest(z, cands)
+    confirmed = merge_weakest(z, cands, level)
     return Segmentation(_placed(z, confirmed, cands, min_size), sigma, rho)
 
 

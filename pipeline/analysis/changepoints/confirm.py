@@ -9,7 +9,7 @@ are F-tested by generalised least squares for AR(1) noise: ``rho`` is estimated 
 alternative's residuals (capped at ``noise.MAX_RHO``), data and designs are prewhitened
 (Prais-Winsten) and the F statistic is referred to F(2, dof - 1). Because the search chose
 ``tau`` as the best of the window's positions, the p-value is Bonferroni-corrected over
-them (times ``b - a``); a change is kept when that is ``<= alpha``. (Bonferroni is
+them (times ``b - a``); a change is kept when that is ``<= alpha`` (below). (Bonferroni is
 conservative here: the statistics at neighbouring positions are nearly one, and about
 ``0.92 (b - a) ** 0.65`` positions would hold the level, ``benchmarks/make_position_counts.py``.
 That margin is load-bearing: with the exact count the quadratic null's misfit cuts long
@@ -22,6 +22,24 @@ AR(1) model holds: the jump is then tested on the window's first differences ins
 (``random_walk.integrated_pvalue``) and must stand out beside the series' own steps. Two
 surviving changes within ``POINT_WIDTH`` points of each other are one transition, and
 the better one is kept (``one_per_transition``).
+
+**The level** ``alpha`` is ``1/n`` for a series of ``n`` points unless the caller fixes it.
+Merging ends with at most ``n / min_size`` windows, each tested at ``alpha``. At a fixed
+level the expected number of false changes in a changeless series grows with ``n`` (ten
+times as many in 1,000 points as in 100); at ``1/n`` it stays near ``1/min_size`` or below,
+however long the series (a heuristic bound: the windows are chosen by the data), which is
+why BIC's penalty grows with ``log n``. At ``n = 100`` this is the 1 % used up to the
+twenty-second session; a 40-point annual series is tested at 2.5 %, a 1,000-point one at
+0.1 %. A monitor that counts false alarms per day rather than per series passes a fixed
+level (``STREAM_LEVEL``). On white or AR(1) noise the Bonferroni margin already keeps
+false changes near zero from 200 points on at either level; what a long real series
+proves at 1 % is mostly structure no model here describes (wrinkles, a curve that is not
+quite quadratic), which the stricter level no longer reports. The cost is in short
+series: 40 points of AR(1) noise with rho 0.5 get 0.14 false changes per series instead
+of 0.09, with rho 0.8 0.30 instead of 0.27 (``bench_changepoints.py --false-alarms``). Measured on series read by
+eye (all looked at before): a fixed 5 % helped short series and hurt long ones, a fixed
+0.1 % the reverse; ``1/n`` gained on both (500 series: F1/cover 0.723/0.727 ->
+0.739/0.733).
 
 Why prewhitening rather than dividing an ordinary F statistic by the AR(1) long-run
 variance factor ``(1 + rho) / (1 - rho)``, as this test did up to the sixteenth session:
@@ -91,7 +109,7 @@ from pipeline.analysis.changepoints.random_walk import integrated_pvalue
 
 FloatArray = NDArray[np.float64]
 
-ALPHA = 0.01  # false-alarm level of one confirmed change, over its window's positions
+ALPHA = 0.01  # fixed level: the level-shift and spread tests', the bend test's default
 MAX_DEGREE = 2  # the null's smooth curve: a polynomial in time of degree 1 to this
 _EXTRA_TERMS = 2  # jump and slope change
 POINT_WIDTH = 5  # a transition this short is a point: the search's shortest segment
@@ -301,14 +319,16 @@ def one_per_transition(x: FloatArray, cands: list[int], fixed: tuple[int, ...] =
 def merge_weakest(
     x: FloatArray,
     candidates: list[int],
-    alpha: float = ALPHA,
+    alpha: float | None = None,
     fixed: tuple[int, ...] = (),
     pooled: bool = False,
 ) -> list[int]:
-    """Candidates that survive bottom-up merging at family-wise level ``alpha``. ``fixed``
+    """Candidates that survive bottom-up merging at family-wise level ``alpha`` per change
+    (``1/n`` by default, see the module docstring). ``fixed``
     edges (e.g. spread changes) bound the test windows but are neither tested nor returned;
     ``pooled`` candidates (from two searches) must hold jointly with a neighbouring one."""
     n = x.size
+    threshold = 1.0 / n if alpha is None else alpha
     cands = sorted(set(candidates) - set(fixed))
     if not cands:
         return []
@@ -334,7 +354,7 @@ def merge_weakest(
             # Bonferroni over the positions of the window, where the search picked the best.
             p = 1.0 if untested else min(1.0, raw * (b - a))
             # A change that passes must also be abrupt: a gradual bend is merged.
-            gradual = p <= alpha and is_gradual(x, a, tau, b)
+            gradual = p <= threshold and is_gradual(x, a, tau, b, threshold)
             tested[window] = (1.0 if gradual else p, untested)
         return tested[window]
 
@@ -350,7 +370,7 @@ def merge_weakest(
         # Two neighbouring candidates bound a stretch and each is tested with the other as
         # its window's edge: unless the two are significant jointly, the weaker one goes.
         # Only a change that would survive on its own needs its neighbour's support tested.
-        for j in (prev[i], nxt[i]) if pooled and p <= alpha else ():
+        for j in (prev[i], nxt[i]) if pooled and p <= threshold else ():
             if testable_at(j) and p >= single(j)[0]:
                 p = max(p, pair_p(min(i, j), max(i, j)))
         # Of the candidates with no evidence (p = 1), those whose window was too short to
@@ -364,7 +384,7 @@ def merge_weakest(
         neg_p, _, i, ver = heapq.heappop(heap)
         if not alive[i] or ver != version[i]:
             continue
-        if -neg_p <= alpha:
+        if -neg_p <= threshold:
             break  # the weakest remaining change is significant, so all are
         alive[i] = False
         left, right = prev[i], nxt[i]

@@ -1,0 +1,40 @@
+"""The confirmation's level (``confirm.merge_weakest``): ``1/n`` per change by default, so
+a series read once gets a bounded number of false changes however long it is; a monitor
+passes a fixed level (``STREAM_LEVEL``) because it counts false alarms per day."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pipeline.analysis.changepoints import STREAM_LEVEL, detect, merge_weakest
+from pipeline.analysis.changepoints.confirm import step_pvalue
+
+
+def _step(seed: int, n: int, size: float) -> np.ndarray:
+    """White noise with a step of ``size`` standard deviations halfway."""
+    noise = np.random.default_rng(seed).standard_normal(n)
+    return noise + size * (np.arange(n) >= n // 2)
+
+
+def test_a_short_series_is_tested_at_one_over_its_length() -> None:
+    """A one-sd step in 40 points: proven at 1/40 = 2.5 %, not at 1 %."""
+    x = _step(34, 40, 1.0)
+    assert detect(x) == [20]
+    assert detect(x, level=STREAM_LEVEL) == []
+
+
+def test_a_long_series_is_tested_more_strictly() -> None:
+    """A small step in 1,000 points whose Bonferroni p lies between 1/1000 and 1 % is kept
+    at the monitor's level and merged at the default."""
+    x = _step(0, 1000, 0.44)
+    assert 1e-3 < step_pvalue(x, 0, 500, x.size) * x.size < STREAM_LEVEL
+    assert merge_weakest(x, [500]) == []
+    assert merge_weakest(x, [500], STREAM_LEVEL) == [500]
+
+
+def test_an_explicit_level_is_used_as_given() -> None:
+    """The level is the caller's when given: any level above the step's p keeps it."""
+    x = _step(0, 1000, 0.44)
+    p = step_pvalue(x, 0, 500, x.size) * x.size
+    assert merge_weakest(x, [500], p * 1.01) == [500]
+    assert merge_weakest(x, [500], p * 0.99) == []
