@@ -5,6 +5,7 @@ passes a fixed level (``STREAM_LEVEL``) because it counts false alarms per day."
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from pipeline.analysis.changepoints import STREAM_LEVEL, detect, merge_weakest
 from pipeline.analysis.changepoints.confirm import step_pvalue
@@ -38,3 +39,9 @@ def test_an_explicit_level_is_used_as_given() -> None:
     p = step_pvalue(x, 0, 500, x.size) * x.size
     assert merge_weakest(x, [500], p * 1.01) == [500]
     assert merge_weakest(x, [500], p * 0.99) == []
+
+
+@pytest.mark.parametrize("level", [0.0, 1.0, -0.01, 1.5])
+def test_a_level_outside_zero_to_one_is_refused_with_a_clear_error(level: float) -> None:
+    with pytest.raises(ValueError, match="level must lie strictly between 0 and 1"):
+        detect(np.arange(50.0), level=level)

@@ -134,6 +134,8 @@ def detect(
     level instead (``STREAM_LEVEL``).
     """
     del timestamps
+    if level is not None and not 0.0 < level < 1.0:
+        raise ValueError(f"detect: level must lie strictly between 0 and 1, got {level!r}")
     given = np.asarray(values, dtype=np.float64).ravel()
     x, _ = remove_cycle(given)
     positions = np.flatnonzero(np.isfinite(x))

@@ -329,10 +329,10 @@ def merge_weakest(
     edges (e.g. spread changes) bound the test windows but are neither tested nor returned;
     ``pooled`` candidates (from two searches) must hold jointly with a neighbouring one."""
     n = x.size
-    threshold = 1.0 / n if alpha is None else alpha
     cands = sorted(set(candidates) - set(fixed))
     if not cands:
         return []
+    threshold = 1.0 / n if alpha is None else alpha
     edges = sorted({0, *cands, *fixed, n})
     k = len(edges)
     prev = list(range(-1, k - 1))
