@@ -8,7 +8,7 @@ builds the same series. The public part is ``tests/data/changepoints/tssb_shorte
 (``historical.json``), kept out of the development set's averages, and
 ``documented_blind()`` 27 more, annotated before any detector ran on them.
 ``visual()``, ``visual_blind()``, ``visual_holdout()``, ``visual_holdout_2()``,
-``visual_holdout_3()`` and ``visual_unseen()`` to ``visual_unseen_13()`` are real series
+``visual_holdout_3()`` and ``visual_unseen()`` to ``visual_unseen_14()`` are real series
 annotated by eye from anonymised plots by three annotators each, scored against all three
 as TCPDBench scores its annotators.
 """
@@ -328,6 +328,12 @@ def visual_unseen_13() -> list[Series]:
     """An eighteenth batch (``visual_unseen_13.json``): more units of the same panel tables,
     annotated in the twenty-third session and never scored: kept for the next change."""
     return _real("visual_unseen_13.json", "visual-unseen-13")
+
+
+def visual_unseen_14() -> list[Series]:
+    """A nineteenth batch (``visual_unseen_14.json``): more units of the same panel tables,
+    annotated in the twenty-third session and never scored: kept for a later change."""
+    return _real("visual_unseen_14.json", "visual-unseen-14")
 
 
 def _real(file: str, kind: str) -> list[Series]:
