@@ -71,6 +71,7 @@ from benchmarks.changepoint_devset import (
     development_set,
     documented_blind,
     historical,
+    noise,
     visual,
     visual_blind,
     visual_holdout,
@@ -218,21 +219,11 @@ def _print_false_alarms(seeds: int = 100) -> None:
         for rho in (0.0, 0.5, 0.8):
             counts = np.zeros((seeds, 2))
             for seed in range(seeds):
-                x = _ar1(np.random.default_rng(7000 + seed), n, rho)
+                x = noise(np.random.default_rng(7000 + seed), n, 1.0, rho=rho)
                 counts[seed] = len(detect(x)), len(detect(x, level=STREAM_LEVEL))
             mean, share = counts.mean(axis=0), (counts > 0).mean(axis=0)
             cells = " | ".join(f"{m:9.2f} {a:5.2f}" for m, a in zip(mean, share, strict=True))
             print(f"{n:6d} {rho:4.1f} | {cells}")
-
-
-def _ar1(rng: np.random.Generator, n: int, rho: float) -> np.ndarray:
-    """A stationary AR(1) series of unit variance."""
-    e = rng.standard_normal(n)
-    x = np.empty(n)
-    x[0] = e[0]
-    for i in range(1, n):
-        x[i] = rho * x[i - 1] + np.sqrt(1.0 - rho * rho) * e[i]
-    return x
 
 
 def _print_paired(results: dict[str, tuple[list[float], list[float], float]]) -> None:

@@ -44,7 +44,8 @@ class Series:
         return list(self.annotations) or [self.cps]
 
 
-def _noise(rng: Rng, n: int, sd: float, tail: str = "normal", rho: float = 0.0) -> FloatArray:
+def noise(rng: Rng, n: int, sd: float, tail: str = "normal", rho: float = 0.0) -> FloatArray:
+    """Gaussian or t3 noise of standard deviation ``sd``, AR(1) with lag-1 correlation ``rho``."""
     e = rng.standard_t(3, n) / np.sqrt(3.0) if tail == "t3" else rng.normal(size=n)
     if rho:
         for i in range(1, n):
@@ -76,14 +77,14 @@ def _at(rng: Rng, n: int, k: int) -> list[int]:
 
 
 def smooth_no_break(rng: Rng, n: int) -> tuple[FloatArray, list[int]]:
-    return _smooth(rng, n) + _noise(rng, n, rng.uniform(0.1, 1.0)), []
+    return _smooth(rng, n) + noise(rng, n, rng.uniform(0.1, 1.0)), []
 
 
 def smooth_level_break(rng: Rng, n: int) -> tuple[FloatArray, list[int]]:
     (c,) = _at(rng, n, 1)
     sd = rng.uniform(0.1, 0.8)
     jump = rng.choice([-1, 1]) * rng.uniform(4.0, 8.0) * sd
-    return _smooth(rng, n) + jump * (np.arange(n) >= c) + _noise(rng, n, sd), [c]
+    return _smooth(rng, n) + jump * (np.arange(n) >= c) + noise(rng, n, sd), [c]
 
 
 def slope_break(rng: Rng, n: int) -> tuple[FloatArray, list[int]]:
@@ -96,7 +97,7 @@ def slope_break(rng: Rng, n: int) -> tuple[FloatArray, list[int]]:
     for c, s0, s1 in zip(cps, slopes, slopes[1:], strict=False):
         y += (s1 - s0) * np.maximum(t - c, 0.0)
     y *= 10.0 / n
-    return y + _noise(rng, n, rng.uniform(0.1, 0.4)), cps
+    return y + noise(rng, n, rng.uniform(0.1, 0.4)), cps
 
 
 def random_walk(rng: Rng, n: int) -> tuple[FloatArray, list[int]]:
@@ -131,7 +132,7 @@ def seasonal(rng: Rng, n: int, with_break: bool) -> tuple[FloatArray, list[int]]
     period = int(rng.choice([7, 12, 24]))
     phase = np.arange(n) % period
     profile = rng.normal(0, 1.0, period) * rng.uniform(1.5, 3.0)
-    y = profile[phase] + _noise(rng, n, 0.5)
+    y = profile[phase] + noise(rng, n, 0.5)
     if not with_break:
         return y, []
     (c,) = _at(rng, n, 1)
@@ -145,7 +146,7 @@ def steps(rng: Rng, n: int, tail: str = "normal", rho: float = 0.0) -> tuple[Flo
     level = np.zeros(n)
     for c, s in zip(cps, shifts, strict=False):
         level[c:] += s
-    return level + _noise(rng, n, 1.0, tail, rho), cps
+    return level + noise(rng, n, 1.0, tail, rho), cps
 
 
 def counts(rng: Rng, n: int) -> tuple[FloatArray, list[int]]:
