@@ -45,8 +45,14 @@ the development never used (500 on): whether the constructed figures carry over.
 ``--false-alarms`` prints only false changes per series on changeless AR(1) noise, at
 detect()'s default level (1/n) and at the monitor's fixed level (``STREAM_LEVEL``).
 
+``--by-length`` prints only the series annotated by eye that were looked at while
+developing (500: every batch but the ninth, eleventh, fourteenth and seventeenth to
+nineteenth), by length (under 60 points, 60 to 299, 300 on) and source (rdatasets-like;
+machine: M4 weekly and hourly, NAB): a change that helps one band and costs another shows
+there, where the overall mean hides it.
+
 Run: .venv/bin/python benchmarks/bench_changepoints.py [--by-kind] [--detect-from FILE]
-[--fresh-seeds N] [--unseen] [--false-alarms]
+[--fresh-seeds N] [--unseen] [--false-alarms] [--by-length]
 """
 
 from __future__ import annotations
@@ -166,9 +172,14 @@ def main() -> None:
                         "means only: each run spends them; record the look")  # fmt: skip
     parser.add_argument("--false-alarms", action="store_true",
                         help="only false changes on changeless noise, per level")  # fmt: skip
+    parser.add_argument("--by-length", action="store_true",
+                        help="only the by-eye series looked at, by length and source")  # fmt: skip
     args = parser.parse_args()
     if args.false_alarms:
         _print_false_alarms()
+        return
+    if args.by_length:
+        _print_by_length(load_detect(args.detect_from))
         return
     if args.fresh_seeds and not 0 < args.fresh_seeds <= MAX_FRESH:
         parser.error(f"--fresh-seeds: 1 to {MAX_FRESH} (seed 1000 k + s is kind k's s-th)")
@@ -224,6 +235,39 @@ def _print_false_alarms(seeds: int = 100) -> None:
             mean, share = counts.mean(axis=0), (counts > 0).mean(axis=0)
             cells = " | ".join(f"{m:9.2f} {a:5.2f}" for m, a in zip(mean, share, strict=True))
             print(f"{n:6d} {rho:4.1f} | {cells}")
+
+
+LENGTH_BANDS = ((0, 60), (60, 300), (300, None))  # points; None: no upper end
+LOOKED_AT_RDATASETS = (visual, visual_blind, visual_holdout, visual_holdout_2, visual_holdout_3,
+                       visual_unseen, visual_unseen_2, visual_unseen_3, visual_unseen_10,
+                       visual_unseen_11)  # fmt: skip
+LOOKED_AT_MACHINE = (visual_unseen_5, visual_unseen_7, visual_unseen_8)  # M4 weekly, NAB, M4 hourly
+
+
+def _print_by_length(ours: Detector) -> None:
+    """detect(), z-scored Binseg and no change points on the looked-at by-eye series, by
+    source and length band: F1 and cover, means over the band's series."""
+    tagged = [(s, "rdatasets-like") for load in LOOKED_AT_RDATASETS for s in load()]
+    tagged += [(s, "machine") for load in LOOKED_AT_MACHINE for s in load()]
+    detectors: dict[str, Detector] = {
+        "detect()": ours,
+        "binseg z-scored": ruptures_detector(rpt.Binseg, z_scored),
+        "no change points": lambda values: [],
+    }
+    series = [s for s, _ in tagged]
+    scores = {name: score(det, series)[:2] for name, det in detectors.items()}
+    print(f"{len(series)} looked-at series annotated by eye: F1 / cover by source and length")
+    print(f"{'':<34} {'series':>6} | " + " | ".join(f"{name:>15}" for name in detectors))
+    bands = [(f"{lo}-{hi - 1} points" if hi else f"{lo}+ points", lo, hi or 10**9)
+             for lo, hi in LENGTH_BANDS]  # fmt: skip
+    for source in ("rdatasets-like", "machine", "all"):
+        for band, lo, hi in [*bands, ("all lengths", 0, 10**9)]:
+            mask = [lo <= s.values.size < hi and source in ("all", kind) for s, kind in tagged]
+            if any(mask):
+                cells = [f"{_mean_where(f1s, mask):.3f} / {_mean_where(covers, mask):.3f}"
+                         for f1s, covers in scores.values()]  # fmt: skip
+                print(f"{source + ', ' + band:<34} {sum(mask):6d} | "
+                      + " | ".join(f"{c:>15}" for c in cells))  # fmt: skip
 
 
 def _print_paired(results: dict[str, tuple[list[float], list[float], float]]) -> None:
