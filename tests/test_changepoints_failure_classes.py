@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from pipeline.analysis.changepoints import confirm, detect
+from pipeline.analysis.changepoints.reading import SERIES, Reading
 from pipeline.analysis.changepoints.spread import spread_breaks
 
 
@@ -122,10 +123,17 @@ def test_a_trend_in_a_noisy_regime_is_not_cut_into_steps() -> None:
 
 
 def test_a_slope_change_is_a_change_point() -> None:
-    rng = np.random.default_rng(50)
-    t = np.arange(300, dtype=float)
-    x = 0.01 * t + 0.05 * np.maximum(t - 180, 0.0) + rng.normal(0, 0.3, t.size)
-    assert _near(detect(x), [180], margin=8)
+    """A mild kink (the slope sextuples at 180 of 300, noise 0.3) is reported once, within
+    8 points, in at least 28 of 40 seeds (32 now; the misses are placed 10 to 18 points
+    late, or once a chance jump nearby is kept instead). One seed was pinned up to the
+    twenty-fourth session, and a change of the test's null moved that seed alone."""
+    found = 0
+    for seed in range(40, 80):
+        rng = np.random.default_rng(seed)
+        t = np.arange(300, dtype=float)
+        x = 0.01 * t + 0.05 * np.maximum(t - 180, 0.0) + rng.normal(0, 0.3, t.size)
+        found += _near(detect(x), [180], margin=8)
+    assert found >= 28
 
 
 def test_confirmation_tests_each_candidate_a_bounded_number_of_times(
@@ -136,10 +144,10 @@ def test_confirmation_tests_each_candidate_a_bounded_number_of_times(
     calls = 0
     original = confirm.step_pvalue
 
-    def counted(x: np.ndarray, a: int, tau: int, b: int) -> float:
+    def counted(x: np.ndarray, a: int, tau: int, b: int, reading: Reading = SERIES) -> float:
         nonlocal calls
         calls += 1
-        return original(x, a, tau, b)
+        return original(x, a, tau, b, reading)
 
     monkeypatch.setattr(confirm, "step_pvalue", counted)
     rng = np.random.default_rng(60)

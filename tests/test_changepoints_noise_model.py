@@ -7,10 +7,12 @@ from __future__ import annotations
 import numpy as np
 import statsmodels.api as sm
 from scipy import linalg, stats
+from statsmodels.stats.sandwich_covariance import S_hac_simple
 from statsmodels.tsa.stattools import adfuller
 
 from pipeline.analysis.changepoints import detect, robust_scale
 from pipeline.analysis.changepoints.confirm import one_per_transition, prewhitened_pvalue
+from pipeline.analysis.changepoints.fit import left_dependence
 from pipeline.analysis.changepoints.noise import dickey_fuller_t, unit_root_plausible
 
 
@@ -104,3 +106,30 @@ def test_two_candidates_within_a_point_width_are_one_transition() -> None:
     kept = one_per_transition(z, [100, 256, 261, 330])
     assert len(kept) == 3 and kept[0] == 100 and kept[2] == 330
     assert 256 <= kept[1] <= 261
+
+
+def test_the_dependence_left_is_the_newey_west_ratio_of_statsmodels() -> None:
+    """``left_dependence`` is the Bartlett-kernel long-run variance over the variance
+    (statsmodels' ``S_hac_simple``) at the Newey-West bandwidth, floored at 1."""
+    rng = np.random.default_rng(8)
+    smooth = np.convolve(rng.normal(size=240), np.ones(6) / 6, mode="valid")  # MA(5)
+    lags = int(4 * (smooth.size / 100) ** (2 / 9))
+    e = smooth - smooth.mean()
+    expected = S_hac_simple(e[:, None], nlags=lags)[0, 0] / float(e @ e)
+    assert expected > 2.0
+    assert np.isclose(left_dependence(smooth), expected, rtol=1e-9)
+    alternating = np.tile([1.0, -1.0], 50)  # negative dependence never makes a test bolder
+    assert left_dependence(alternating) == 1.0
+
+
+def test_the_check_on_dependence_only_weakens_the_evidence() -> None:
+    """With ``hac`` the F statistic is divided by a factor of at least 1: p never falls."""
+    rng = np.random.default_rng(9)
+    t = np.arange(120.0) / 120
+    null = np.column_stack([np.ones(120), t])
+    alt = np.column_stack([null, (t >= 0.5).astype(float)])
+    for seed in range(20):
+        noise = np.convolve(np.random.default_rng(seed).normal(size=125), np.ones(6) / 6, "valid")
+        y = 0.3 * (t >= 0.5) + noise + 0.1 * rng.normal(size=120)
+        plain, checked = (prewhitened_pvalue(y, null, alt, 0.3, hac) for hac in (False, True))
+        assert checked >= plain

@@ -8,6 +8,7 @@ import numpy as np
 
 from pipeline.analysis.changepoints import confirm, detect
 from pipeline.analysis.changepoints.random_walk import integrated_pvalue
+from pipeline.analysis.changepoints.reading import SERIES, monitored
 
 
 def test_it_holds_its_level_on_random_walks() -> None:
@@ -40,13 +41,16 @@ def test_a_window_whose_noise_may_be_a_random_walk_is_tested_on_differences() ->
     random-walk one; on white noise it is the AR(1) F test's (jump and slope change)."""
     walk = np.cumsum(np.random.default_rng(3).normal(size=200))
     walk[100:] += 10.0
-    t = (np.arange(200.0) - 100) / 200
-    degree = confirm.smooth_degree(t, walk)
-    assert confirm.step_pvalue(walk, 0, 100, 200) == integrated_pvalue(walk, 100, degree, 5)
+    for reading in (SERIES, monitored()):
+        degree = confirm.change_designs(walk, (100,), reading.growth_null)[0].shape[1] - 1
+        on_differences = integrated_pvalue(walk, 100, degree, 5, reading.hac)
+        # Corrected for the search over all 200 positions: a burst is local, so they are
+        # nearly independent, and both readings pay for every one.
+        assert confirm.step_pvalue(walk, 0, 100, 200, reading) == on_differences * 200
     white = np.random.default_rng(3).normal(size=200)
     white[100:] += 1.0
-    degree = confirm.smooth_degree(t, white)
-    assert confirm.step_pvalue(white, 0, 100, 200) != integrated_pvalue(white, 100, degree, 5)
+    degree = confirm.change_designs(white, (100,))[0].shape[1] - 1
+    assert confirm.step_pvalue(white, 0, 100, 200) != 200 * integrated_pvalue(white, 100, degree, 5)
 
 
 def test_detect_finds_a_jump_that_stands_out_in_a_random_walk() -> None:

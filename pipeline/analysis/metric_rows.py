@@ -12,7 +12,7 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
-from pipeline.analysis.changepoints import STREAM_LEVEL, detect
+from pipeline.analysis.changepoints import detect
 from pipeline.analysis.effects import (
     fisher_one_sided,
     mann_whitney_one_sided,
@@ -76,7 +76,7 @@ def change_rows(
 ) -> None:
     """Offline (confirmed) and online change points of one deseasonalized log series."""
     provider, model, ctx = key
-    breaks = detect(adjusted, level=STREAM_LEVEL)
+    breaks = detect(adjusted, monitor=True)
     edges = [0, *breaks, adjusted.size]
     for i, b in enumerate(breaks, start=1):
         before, after = adjusted[edges[i - 1] : b], adjusted[b : edges[i + 1]]
@@ -133,7 +133,7 @@ def rate_change_rows(c: ResultRows, key: tuple[str, str, str], part: pl.DataFram
             continue
         with np.errstate(invalid="ignore", divide="ignore"):
             rate = np.where(tr > 0, ev / np.maximum(tr, 1), np.nan)
-        breaks = detect(rate, level=STREAM_LEVEL)
+        breaks = detect(rate, monitor=True)
         edges = [0, *breaks, rate.size]
         for i, b in enumerate(breaks, start=1):
             e_b, n_b = int(ev[edges[i - 1] : b].sum()), int(tr[edges[i - 1] : b].sum())

@@ -44,7 +44,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from pipeline.analysis.changepoints import STREAM_LEVEL, detect
+from pipeline.analysis.changepoints import detect
 from pipeline.analysis.effects import (
     fisher_one_sided,
     mann_whitney_one_sided,
@@ -87,7 +87,7 @@ def _daily_breaks(events: IntArray | None, totals: IntArray | None) -> list[int]
     tot = totals[: days * 24].reshape(days, 24).sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         rate = np.where(tot > 0, ev / np.maximum(tot, 1), np.nan)
-    return [d * 24 for d in detect(rate, level=STREAM_LEVEL)]
+    return [d * 24 for d in detect(rate, monitor=True)]
 
 
 def _merge(breaks: list[int], n: int) -> list[int]:
@@ -100,12 +100,12 @@ def _merge(breaks: list[int], n: int) -> list[int]:
 
 def candidate_breaks(s: ProviderSeries) -> list[int]:
     """Union of the change points of every key signal, in hour indices."""
-    breaks = list(detect(s.short, level=STREAM_LEVEL))
+    breaks = list(detect(s.short, monitor=True))
     if s.long is not None:
-        breaks += detect(s.long - s.short, level=STREAM_LEVEL)
-        breaks += detect(s.long, level=STREAM_LEVEL)
+        breaks += detect(s.long - s.short, monitor=True)
+        breaks += detect(s.long, monitor=True)
     if s.speed is not None:
-        breaks += detect(s.speed, level=STREAM_LEVEL)
+        breaks += detect(s.speed, monitor=True)
     breaks += _daily_breaks(s.n_errors, s.n)
     if s.n_scored is not None and s.n_correct is not None:
         wrong = s.n_scored - s.n_correct

@@ -37,7 +37,7 @@ from numpy.typing import NDArray
 from scipy import stats
 from statsmodels.tsa.seasonal import MSTL, STL
 
-from pipeline.analysis.changepoints import STREAM_LEVEL, detect
+from pipeline.analysis.changepoints import detect
 
 __all__ = ["MSTL_MIN_HOURS", "STL_MIN_HOURS", "Seasonality", "decompose", "hour_of_week"]
 
@@ -183,7 +183,7 @@ def _rough_rhythm(
 
 def _step_level(values: FloatArray) -> FloatArray:
     """Piecewise-constant level (segment medians between detected change points)."""
-    edges = [0, *detect(values, level=STREAM_LEVEL), values.size]
+    edges = [0, *detect(values, monitor=True), values.size]
     level = np.empty(values.size)
     for a, b in itertools.pairwise(edges):
         seg = values[a:b]

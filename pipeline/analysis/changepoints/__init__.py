@@ -22,10 +22,13 @@ change: growth, saturation and decay are each one segment unless they break.
    (``s^2 (1 + rho) / (1 - rho)``, AR(1)) is re-estimated from the residuals and the
    search repeated, so a wandering series is not cut into many pieces. O(n log n).
 3. **Confirmation** (``confirm.merge_weakest``): each candidate must beat a smooth curve
-   (a line or a quadratic, chosen by BIC) through its two neighbouring segments by a jump
-   or a slope change: F test by generalised least squares for AR(1) noise (prewhitened),
-   Bonferroni-corrected over the window's positions, at level ``1/n`` (1 % at n = 100: a
-   bounded number of false changes however long the series); where a Dickey-Fuller test
+   (a line, a quadratic or a line plus a slow exponential, chosen by BIC) through its two
+   neighbouring segments by a jump or a slope change: F test by generalised least squares
+   for AR(1) noise (prewhitened, checked for dependence the model left), corrected for the
+   search over the window's effective number of positions, at level ``1/n`` (1 % at
+   n = 100: a bounded number of false changes however long the series); a monitor's
+   metric is read with the polynomial null and Bonferroni at a fixed level
+   (``reading``); where a Dickey-Fuller test
    does not reject a unit root in the residuals, the noise is taken as a random walk and
    the jump is tested on first differences, as a burst of up to a few steps
    (``random_walk``); two survivors within a point width are one transition, and the
@@ -90,6 +93,7 @@ from pipeline.analysis.changepoints.noise import (
     robust_scale,
     winsorize,
 )
+from pipeline.analysis.changepoints.reading import SERIES, STREAM_LEVEL, Reading, monitored
 from pipeline.analysis.changepoints.search import binseg_linear, binseg_mean, pelt_mean
 from pipeline.analysis.changepoints.spread import regimes, spread_breaks
 from pipeline.analysis.periodicity import remove_cycle
@@ -104,7 +108,6 @@ __all__ = [
     "segment",
 ]
 
-STREAM_LEVEL = 0.01  # a monitor's level per change: its false alarms count per day, not per series
 _PENALTY_PER_LOG_N = 3.0  # BIC: three parameters per change (position, level, slope)
 _LONG_RUN_ROUNDS = 3
 
@@ -123,6 +126,7 @@ def detect(
     timestamps: object = None,
     *,
     level: float | None = None,
+    monitor: bool = False,
 ) -> list[int]:
     """Indices where new segments start (sorted; never 0 nor len(values)).
 
@@ -131,7 +135,9 @@ def detect(
     spaced. ``level`` is the false-alarm level of each confirmed change: by default ``1/n``
     for ``n`` finite points, so a series read once gets a bounded number of false changes
     however long it is; a monitor that counts false alarms per unit of time passes a fixed
-    level instead (``STREAM_LEVEL``).
+    level instead. ``monitor``: the series is a monitored metric that should be stable
+    (``reading.monitored``: an exponential rise is a change, not its nature), confirmed at
+    ``STREAM_LEVEL`` unless ``level`` is given.
     """
     del timestamps
     if level is not None and not 0.0 < level < 1.0:
@@ -140,20 +146,22 @@ def detect(
     x, _ = remove_cycle(given)
     positions = np.flatnonzero(np.isfinite(x))
     clean = x[positions]
-    seg = segment(clean, level)
+    reading = _reading(level, monitor)
+    seg = segment(clean, reading)
     min_size = _min_size(clean.size)
     spread = spread_breaks(clean, seg.breaks, min_size)
-    shifts = _with_spread_regimes(clean, seg.breaks, spread, level) if spread else seg.breaks
+    shifts = _with_spread_regimes(clean, seg.breaks, spread, reading) if spread else seg.breaks
     apart = [s for s in spread if all(abs(s - j) > min_size for j in shifts)]
     span = series_range(given)  # what a chart of the series shows, its cycle included
     kept_spread = material_spread(clean, apart, span)
-    breaks = material(clean, shifts, tuple(kept_spread), span) + kept_spread
+    breaks = material(clean, shifts, tuple(kept_spread), span, reading.growth_null)
+    breaks += kept_spread
     found = {int(positions[b]) for b in breaks if 0 < b < clean.size}
     return sorted(found)
 
 
 def _with_spread_regimes(
-    x: FloatArray, shifts: list[int], spread: list[int], level: float | None
+    x: FloatArray, shifts: list[int], spread: list[int], reading: Reading
 ) -> list[int]:
     """Level/slope changes once the spread changes are known: each regime is standardised by
     its own noise scale (weighted least squares) and searched again; the new candidates
@@ -166,7 +174,7 @@ def _with_spread_regimes(
         scale = sigma if sigma > 0 and np.isfinite(sigma) else 1.0
         z[a:b] = winsorize((x[a:b] - np.median(x[a:b])) / scale, 1.0)
         cands |= {a + k for k in _candidates(z[a:b], _min_size(b - a))[0]}
-    confirmed = merge_weakest(z, sorted(cands), level, fixed=tuple(spread), pooled=True)
+    confirmed = merge_weakest(z, sorted(cands), reading, fixed=tuple(spread), pooled=True)
     return _placed(z, confirmed, sorted(cands), _min_size(x.size), tuple(spread))
 
 
@@ -175,9 +183,16 @@ def _min_size(n: int) -> int:
     return int(max(3, min(5, n // 10)))
 
 
-def segment(x: FloatArray, level: float | None = None) -> Segmentation:
+def _reading(level: float | None, monitor: bool) -> Reading:
+    """The test ``detect``'s arguments ask for (``reading``)."""
+    if not monitor:
+        return Reading(level)
+    return monitored(STREAM_LEVEL if level is None else level)
+
+
+def segment(x: FloatArray, reading: Reading = SERIES) -> Segmentation:
     """Level/slope segmentation of a finite 1-D series (see the module docstring), each
-    change confirmed at ``level`` (default ``1/n``)."""
+    change confirmed as ``reading`` says (by default a series read once, at ``1/n``)."""
     n = x.size
     min_size = _min_size(n)
     sigma = robust_scale(x)
@@ -186,7 +201,7 @@ def segment(x: FloatArray, level: float | None = None) -> Segmentation:
     # Standardise first: sums of raw values lose all precision on series like 5 + 1e-9 * noise.
     z = winsorize((x - np.median(x)) / sigma, 1.0)
     cands, rho = _candidates(z, min_size)
-    confirmed = merge_weakest(z, cands, level)
+    confirmed = merge_weakest(z, cands, reading)
     return Segmentation(_placed(z, confirmed, cands, min_size), sigma, rho)
 
 

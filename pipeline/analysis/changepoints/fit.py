@@ -16,20 +16,42 @@ def least_squares(design: FloatArray, y: FloatArray) -> tuple[float, FloatArray]
     return float(resid @ resid), resid
 
 
-def prewhitened_pvalue(y: FloatArray, null: FloatArray, alt: FloatArray, rho: float) -> float:
+def prewhitened_pvalue(
+    y: FloatArray, null: FloatArray, alt: FloatArray, rho: float, hac: bool = False
+) -> float:
     """F test of ``alt``'s extra columns beyond ``null`` by generalised least squares for
     AR(1) noise (Prais-Winsten, ``rho`` estimated from the alternative's residuals, one
-    degree of freedom charged for it); NaN where the window is too short to test."""
+    degree of freedom charged for it), checked for the dependence the model left if
+    ``hac`` (``left_dependence``); NaN where the window is too short to test."""
     extra = alt.shape[1] - null.shape[1]
     dof = y.size - alt.shape[1] - 1
     if dof < 2:
         return np.nan  # too few points to test: no verdict, which is not "no evidence"
     white_y = prewhitened(y, rho)
     rss0 = least_squares(prewhitened(null, rho), white_y)[0]
-    rss1 = least_squares(prewhitened(alt, rho), white_y)[0]
+    rss1, white_resid = least_squares(prewhitened(alt, rho), white_y)
     if rss1 >= rss0:
         return 1.0
     if rss1 <= 0:
         return 0.0
     f = ((rss0 - rss1) / extra) / (rss1 / dof)
+    if hac:
+        f /= left_dependence(white_resid)
     return float(stats.f.sf(f, extra, dof))
+
+
+def left_dependence(white_resid: FloatArray) -> float:
+    """How much dependence the AR(1) model left in the prewhitened residuals: their
+    long-run variance (Bartlett kernel, Newey-West bandwidth ``4 (m / 100)^(2/9)`` lags)
+    over their variance, at least 1. The F statistic is divided by it: the prewhitened
+    HAC estimator of Andrews and Monahan (1992), so that structure the model does not
+    describe (a curve not quite smooth, noise with longer memory) is not read as a change."""
+    m = white_resid.size
+    lags = min(int(4.0 * (m / 100.0) ** (2.0 / 9.0)), m - 1)
+    e = white_resid - white_resid.mean()
+    variance = float(e @ e) / m
+    if variance <= 0 or lags < 1:
+        return 1.0
+    weights = 1.0 - np.arange(1, lags + 1) / (lags + 1.0)
+    autocovariances = np.array([float(e[k:] @ e[:-k]) / m for k in range(1, lags + 1)])
+    return max(1.0, 1.0 + 2.0 * float(weights @ autocovariances) / variance)

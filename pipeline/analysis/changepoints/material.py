@@ -7,13 +7,14 @@ series (300 points and more) most reported breaks that no annotator marked were 
 changes. So a confirmed level or slope change must also be *material*.
 
 **The size of a change** is the largest gap it opens between two fits over the window
-between its neighbouring changes: the smooth curve of the confirmation's null (a line or a
-quadratic, by BIC) and that curve plus the jump and the slope change at the break
-(``confirm``'s alternative): how much of the window the change explains that a smooth
-curve cannot. A jump in mid-window shows as a gap of about half its height, since the
-curve alone passes between the two levels; a slope change as the bend its hinge builds up.
-(Measured and not kept: the jump plus the slope change carried to the window's end, the
-change's own terms; by eye it told marked breaks from unmarked ones less well.)
+between its neighbouring changes: the smooth curve of the confirmation's null (a line, a
+quadratic or, for a series read once, a line plus a slow exponential, by BIC) and that
+curve plus the jump and the slope change at the break (``confirm``'s alternative): how
+much of the window the change explains that a smooth curve cannot. A jump in mid-window
+shows as a gap of about half its height, since the curve alone passes between the two
+levels; a slope change as the bend its hinge builds up. (Measured and not kept: the jump
+plus the slope change carried to the window's end, the change's own terms; by eye it told
+marked breaks from unmarked ones less well.)
 
 **The floor** is ``FLOOR`` of the series' range, from its 1st to its 99th percentile so
 that a spike does not set it: the range of the series as given, cycle included, since that
@@ -54,16 +55,21 @@ FLOOR = 0.03  # share of the series' range (1st to 99th percentile)
 
 
 def material(
-    x: FloatArray, breaks: list[int], fixed: tuple[int, ...] = (), span: float | None = None
+    x: FloatArray,
+    breaks: list[int],
+    fixed: tuple[int, ...] = (),
+    span: float | None = None,
+    growth: bool = True,
 ) -> list[int]:
     """``breaks`` without those whose size is below ``FLOOR`` of ``span`` (by default the
-    range of ``x``); ``fixed`` edges (spread changes) bound the windows and are not returned."""
+    range of ``x``); ``fixed`` edges (spread changes) bound the windows and are not returned;
+    ``growth``: the null's curves include growth curves (``reading.Reading.growth_null``)."""
     kept = sorted(set(breaks) - set(fixed))
     if x.size == 0 or not kept:
         return kept
     floor = _floor(x, span)
     edges = sorted({0, *kept, *fixed, x.size})
-    sizes = {tau: _size_at(x, edges, tau) for tau in kept}
+    sizes = {tau: _size_at(x, edges, tau, growth) for tau in kept}
     while sizes:
         weakest = min(sizes, key=lambda tau: (sizes[tau], tau))
         if sizes[weakest] >= floor:
@@ -72,7 +78,7 @@ def material(
         del edges[i], sizes[weakest]
         for tau in (edges[i - 1], edges[i]):
             if tau in sizes:
-                sizes[tau] = _size_at(x, edges, tau)
+                sizes[tau] = _size_at(x, edges, tau, growth)
     return sorted(sizes)
 
 
@@ -105,16 +111,16 @@ def _floor(x: FloatArray, span: float | None) -> float:
     return FLOOR * (series_range(x) if span is None else span)
 
 
-def _size_at(x: FloatArray, edges: list[int], tau: int) -> float:
+def _size_at(x: FloatArray, edges: list[int], tau: int, growth: bool) -> float:
     i = edges.index(tau)
-    return change_size(x, edges[i - 1], tau, edges[i + 1])
+    return change_size(x, edges[i - 1], tau, edges[i + 1], growth)
 
 
-def change_size(x: FloatArray, a: int, tau: int, b: int) -> float:
+def change_size(x: FloatArray, a: int, tau: int, b: int, growth: bool = True) -> float:
     """Largest gap between the smooth curve through ``x[a:b]`` and that curve plus a jump
     and a slope change at ``tau`` (both least squares): how much of the window the change
     explains that a smooth curve cannot."""
     y = x[a:b]
-    null, alt = change_designs(y, (tau - a,))
+    null, alt = change_designs(y, (tau - a,), growth)
     gap = least_squares(null, y)[1] - least_squares(alt, y)[1]  # the two fits' difference
     return float(np.max(np.abs(gap)))

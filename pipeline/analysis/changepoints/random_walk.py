@@ -46,10 +46,13 @@ from pipeline.analysis.changepoints.fit import least_squares, prewhitened_pvalue
 from pipeline.analysis.changepoints.noise import FloatArray, lag1_rho
 
 
-def integrated_pvalue(y: FloatArray, at: int, degree: int, max_width: int) -> float:
+def integrated_pvalue(
+    y: FloatArray, at: int, degree: int, max_width: int, hac: bool = False
+) -> float:
     """p-value of a jump at ``at`` (a burst of at most ``max_width`` differences centred on
     the step into ``y[at]``) beyond a polynomial of degree ``degree`` in ``y``, with
-    random-walk noise; Bonferroni over the bursts. NaN where the window is too short to test."""
+    random-walk noise (``hac`` as in ``fit.prewhitened_pvalue``); Bonferroni over the
+    bursts. NaN where the window is too short to test."""
     d = np.diff(y)
     m = d.size
     into = at - 1  # d[into] = y[at] - y[at - 1]
@@ -77,7 +80,7 @@ def integrated_pvalue(y: FloatArray, at: int, degree: int, max_width: int) -> fl
             continue
         if rss1 <= 1e-12 * rss0:
             return 0.0  # noiseless: the jump is exact
-        p = prewhitened_pvalue(d, null, design, lag1_rho(resid))
+        p = prewhitened_pvalue(d, null, design, lag1_rho(resid), hac)
         if not np.isnan(p):
             best, verdict = min(best, p), True
     return min(1.0, best * len(bursts)) if verdict else np.nan

@@ -1,0 +1,44 @@
+"""How a candidate change is judged depends on what the series is and who reads it.
+
+**A series read once** (``SERIES``, what ``detect(values)`` does): a reader looking at a
+whole history (a population, a price, an emission curve). Its null is any smooth curve
+such series follow: a polynomial of degree 1 or 2, or a line plus a slow exponential
+(growth, decay, saturation), by BIC. Its test allows for structure the AR(1) model leaves
+in the residuals (a prewhitened Newey-West check), and the search's choice of position is
+paid for with the effective number of positions of the window, not all of them. Each
+change is confirmed at ``1/n`` unless a level is given.
+
+**A monitor's metric** (``monitored(level)``): an hourly latency or error rate that should be
+stable. An exponential rise there is a degradation, not the series' nature, so its null
+is the polynomial drift alone; the search is paid for with every position (Bonferroni),
+and the AR(1) model is trusted, as the product's phase benchmark was built and checked
+with; the level is fixed because a monitor counts false alarms per day, not per series.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+STREAM_LEVEL = 0.01  # a monitor's level per change: its false alarms count per day, not per series
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """The test a candidate change must pass (see the module)."""
+
+    level: float | None = None  # per confirmed change; None: 1/n for n points
+    growth_null: bool = True  # the null's curve may be a line plus a slow exponential
+    effective_positions: bool = True  # the search paid for by effective positions, not all
+    hac: bool = True  # the F statistic checked for dependence the AR(1) model left
+
+    def alpha(self, n: int) -> float:
+        """The level of each confirmed change in a series of ``n`` points."""
+        return 1.0 / max(n, 1) if self.level is None else self.level
+
+
+SERIES = Reading()
+
+
+def monitored(level: float = STREAM_LEVEL) -> Reading:
+    """A monitor's reading at a fixed ``level``: polynomial null, Bonferroni, AR(1) trusted."""
+    return Reading(level, growth_null=False, effective_positions=False, hac=False)
