@@ -327,14 +327,28 @@ def visual_unseen_12() -> list[Series]:
 
 def visual_unseen_13() -> list[Series]:
     """An eighteenth batch (``visual_unseen_13.json``): more units of the same panel tables,
-    annotated in the twenty-third session and never scored: kept for the next change."""
+    annotated in the twenty-third session; its means were seen once, in the twenty-fifth,
+    with the nineteenth's, to judge one change (the reading of a series read once)."""
     return _real("visual_unseen_13.json", "visual-unseen-13")
 
 
 def visual_unseen_14() -> list[Series]:
     """A nineteenth batch (``visual_unseen_14.json``): more units of the same panel tables,
-    annotated in the twenty-third session and never scored: kept for a later change."""
+    annotated in the twenty-third session; scored once in the twenty-fifth with the
+    eighteenth, then looked at series by series."""
     return _real("visual_unseen_14.json", "visual-unseen-14")
+
+
+def visual_unseen_15() -> list[Series]:
+    """A twentieth batch (``visual_unseen_15.json``): more units of the same panel tables,
+    annotated in the twenty-fifth session and never scored: kept for the next change."""
+    return _real("visual_unseen_15.json", "visual-unseen-15")
+
+
+def visual_unseen_16() -> list[Series]:
+    """A twenty-first batch (``visual_unseen_16.json``): more units of the same panel tables,
+    annotated in the twenty-fifth session and never scored: kept for a later change."""
+    return _real("visual_unseen_16.json", "visual-unseen-16")
 
 
 def _real(file: str, kind: str) -> list[Series]:
