@@ -125,7 +125,10 @@ def test_budget_caps_skip_with_reason_and_are_never_exceeded(tmp_path: Path) -> 
     done = [r for r in alpha if r["run_status"] == "done"]
     used = sum(int(r["input_tokens"]) + int(r["output_tokens"]) for r in done)
     assert len(done) == 5 and used <= 5 * 232
-    assert {r["skip_reason"] for r in alpha if r["run_status"] == "skipped"} == {"budget"}
+    # Past its five, alpha is skipped for its budget; on a loaded machine a run may also be
+    # skipped as an overrun (the scheduler's verdict, as for beta below), never for more.
+    reasons = {r["skip_reason"] for r in alpha if r["run_status"] == "skipped"}
+    assert "budget" in reasons and reasons <= {"budget", "overrun"}, reasons
     # beta has no cap: alpha's budget never skips it, and it runs on past alpha's five
     # (a beta run may still be skipped as an overrun, or aborted at the stop, on a loaded
     # machine: those are the scheduler's verdicts, not the budget's)
