@@ -135,8 +135,8 @@ def detect(
     spaced. ``level`` is the false-alarm level of each confirmed change: by default ``1/n``
     for ``n`` finite points, so a series read once gets a bounded number of false changes
     however long it is; a monitor that counts false alarms per unit of time passes a fixed
-    level instead. ``monitor``: the series is a monitored metric that should be stable
-    (``reading.monitored``: an exponential rise is a change, not its nature), confirmed at
+    level instead. ``monitor``: the series is a monitored metric that should be stable,
+    read with the test the product was measured with (``reading.monitored``), confirmed at
     ``STREAM_LEVEL`` unless ``level`` is given.
     """
     del timestamps

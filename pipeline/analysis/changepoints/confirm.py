@@ -207,7 +207,7 @@ def change_designs(
         at = (offset - offsets[0]) / m
         after = (t >= at).astype(np.float64)
         cols += [after, (t - at) * after]
-    null = smooth_null(t, y) if growth else np.vander(t, smooth_degree(t, y) + 1, increasing=True)
+    null = smooth_null(t, y, growth)
     return null, np.column_stack([null, *cols])
 
 
@@ -321,13 +321,14 @@ def change_rss(
     return np.maximum(out, 0.0)
 
 
-def smooth_null(t: FloatArray, y: FloatArray) -> FloatArray:
+def smooth_null(t: FloatArray, y: FloatArray, growth: bool = True) -> FloatArray:
     """Design of the null's smooth curve for ``y`` at times ``t``: the polynomial of
-    ``smooth_degree`` or a line plus an exponential of a rate in ``EXP_RATES`` (growth,
-    decay, saturation), whichever BIC prefers, the rate counted as a parameter."""
+    ``smooth_degree`` or, if ``growth``, a line plus an exponential of a rate in
+    ``EXP_RATES`` (growth, decay, saturation), whichever BIC prefers, the rate counted as a
+    parameter."""
     m = y.size
     best = np.vander(t, smooth_degree(t, y) + 1, increasing=True)
-    if m - (4 + _EXTRA_TERMS) < 2:
+    if not growth or m - (4 + _EXTRA_TERMS) < 2:
         return best
     best_bic = bic_of(least_squares(best, y)[0], m, best.shape[1])
     span = float(t[-1] - t[0]) or 1.0

@@ -46,12 +46,13 @@ def left_dependence(white_resid: FloatArray) -> float:
     over their variance, at least 1. The F statistic is divided by it: the prewhitened
     HAC estimator of Andrews and Monahan (1992), so that structure the model does not
     describe (a curve not quite smooth, noise with longer memory) is not read as a change."""
+    from statsmodels.stats.sandwich_covariance import S_hac_simple  # slow import: on use
+
     m = white_resid.size
     lags = min(int(4.0 * (m / 100.0) ** (2.0 / 9.0)), m - 1)
     e = white_resid - white_resid.mean()
-    variance = float(e @ e) / m
+    variance = float(e @ e)
     if variance <= 0 or lags < 1:
         return 1.0
-    weights = 1.0 - np.arange(1, lags + 1) / (lags + 1.0)
-    autocovariances = np.array([float(e[k:] @ e[:-k]) / m for k in range(1, lags + 1)])
-    return max(1.0, 1.0 + 2.0 * float(weights @ autocovariances) / variance)
+    long_run = float(S_hac_simple(e[:, None], nlags=lags)[0, 0])  # Bartlett weights
+    return max(1.0, long_run / variance)

@@ -9,10 +9,11 @@ paid for with the effective number of positions of the window, not all of them. 
 change is confirmed at ``1/n`` unless a level is given.
 
 **A monitor's metric** (``monitored(level)``): an hourly latency or error rate that should be
-stable. An exponential rise there is a degradation, not the series' nature, so its null
-is the polynomial drift alone; the search is paid for with every position (Bonferroni),
-and the AR(1) model is trusted, as the product's phase benchmark was built and checked
-with; the level is fixed because a monitor counts false alarms per day, not per series.
+stable. It keeps the test the product's phase benchmark was built and checked with, since
+each part of a series' reading, alone, moved that benchmark: its null is the polynomial
+drift alone (a growth curve is not what a stable metric is expected to follow), the search
+is paid for with every position (Bonferroni), and the AR(1) model is trusted; the level is
+fixed because a monitor counts false alarms per day, not per series.
 """
 
 from __future__ import annotations
