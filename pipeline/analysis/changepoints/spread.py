@@ -5,7 +5,11 @@ line, and nearly blind to a smooth curve (they see its curvature, which is small
 the noise), so a growing trend cannot pass for growing noise. Their log squares turn a
 variance ratio into a mean shift, searched by binary segmentation; each candidate is then
 confirmed by a rank Brown-Forsythe test (Mann-Whitney on absolute second differences) and
-must change the spread by a factor of at least 1.6.
+must change the spread by a factor of at least 1.6. It must also be a *step* in the log
+squares: beyond a straight line through them (an F test at the same level), since a spread
+that drifts smoothly (with a level that grows or decays, where the scale model below does
+not fully apply, or in a short series where it cannot be estimated) is not a change, just
+as a smooth curve is not a level change.
 
 **Noise that grows with the level.** The noise of a price or a population often scales
 with its level, and a count's (Poisson) noise with the square root of its level, so a
@@ -17,6 +21,17 @@ slope of ``log |second difference|`` on the log of the local level (a running me
 5, where both are positive) and rounded to the nearest model; the spread is then
 searched on ``x``, ``sqrt x`` or ``log x``, whose noise is additive. A series with a
 negative value is taken as additive; one that touches zero cannot be multiplicative.
+
+**Short series** (fewer than ``_MIN_POINTS``, 40) are read on their own scale, since the
+slope of the noise on the level is not estimated from a few dozen points; they are searched
+as soon as the search can cut them (two segments of its shortest length). Up to the
+twenty-fifth session they were not searched at all, and with no spread change known, their
+level test pooled a near-silent stretch with a noisy one: the end of an outbreak in a
+37-point count series, or its start in a 30-point one, marked by every annotator, went
+unreported. Measured on short changeless series (20-39 points, 200 each): a decay with
+multiplicative noise gets 0.27 -> 0.36 false changes per series, a growth 0.24 -> 0.26,
+falling Poisson counts 0.13 -> 0.16; white, AR(1), t3 noise and random walks unchanged
+(without the step check above, the decay got 0.70).
 """
 
 from __future__ import annotations
@@ -28,13 +43,14 @@ from numpy.typing import NDArray
 from scipy import stats
 
 from pipeline.analysis.changepoints.confirm import ALPHA
+from pipeline.analysis.changepoints.fit import least_squares
 from pipeline.analysis.changepoints.noise import robust_scale, winsorize
 from pipeline.analysis.changepoints.search import binseg_mean
 
 FloatArray = NDArray[np.float64]
 
 MIN_SPREAD_RATIO = 1.6  # smallest change in spread worth reporting
-_MIN_POINTS = 40
+_MIN_POINTS = 40  # fewer points: read on their own scale (see the docstring)
 # log(chi2_1) has variance pi^2/2; neighbouring second differences share points, which
 # leaves their log squares mildly correlated (the extra 1.5).
 _LOG_CHI2_VAR = np.pi**2 / 2.0 * 1.5
@@ -44,8 +60,9 @@ _PENALTY_PER_LOG_N = 3.0
 def spread_breaks(x: FloatArray, level_breaks: list[int], min_size: int) -> list[int]:
     """Starts of new spread regimes in ``x``, away from the given level/slope changes."""
     n = x.size
-    if n < _MIN_POINTS:
-        return []
+    seg_min = max(min_size, 10)
+    if n < 2 * seg_min + 2:
+        return []  # the search cannot cut it in two
     x = _additive_scale(x)
     d2 = x[:-2] - 2.0 * x[1:-1] + x[2:]
     typical = float(np.median(np.abs(d2)))
@@ -56,7 +73,6 @@ def spread_breaks(x: FloatArray, level_breaks: list[int], min_size: int) -> list
         d2[max(b - 2, 0) : b] = typical
     z = np.log(d2 * d2 + (0.05 * typical) ** 2)
     zw = winsorize(z, robust_scale(z))
-    seg_min = max(min_size, 10)
     penalty = _PENALTY_PER_LOG_N * float(np.log(n)) * _LOG_CHI2_VAR
     cands = [b + 1 for b in binseg_mean(zw, penalty, seg_min)]
     edges = sorted({0, n - 2, *cands})
@@ -70,10 +86,30 @@ def spread_breaks(x: FloatArray, level_breaks: list[int], min_size: int) -> list
         ratio = float(np.median(right) / max(float(np.median(left)), 1e-300))
         if 1.0 / MIN_SPREAD_RATIO < ratio < MIN_SPREAD_RATIO:
             continue
+        level = ALPHA / max(len(cands), 1)
         p = float(stats.mannwhitneyu(left, right, method="asymptotic").pvalue)
-        if np.isfinite(p) and p <= ALPHA / max(len(cands), 1):
+        stepped = step_beyond_line_pvalue(zw[lo:hi], c - 1 - lo)
+        if np.isfinite(p) and p <= level and stepped <= level:
             out.append(c)
     return out
+
+
+def step_beyond_line_pvalue(z: FloatArray, at: int) -> float:
+    """p-value of a step at ``at`` in ``z`` beyond a straight line (F test, ordinary least
+    squares: the log squares of second differences are nearly independent, with a heavy
+    lower tail that winsorizing has clipped)."""
+    m = z.size
+    t = np.arange(m, dtype=np.float64) / m
+    line = np.column_stack([np.ones(m), t])
+    step = np.column_stack([line, (np.arange(m) >= at).astype(np.float64)])
+    rss0 = least_squares(line, z)[0]
+    rss1 = least_squares(step, z)[0]
+    dof = m - step.shape[1]
+    if dof < 2 or rss1 >= rss0:
+        return 1.0
+    if rss1 <= 0:
+        return 0.0
+    return float(stats.f.sf((rss0 - rss1) / (rss1 / dof), 1, dof))
 
 
 def _additive_scale(x: FloatArray) -> FloatArray:
