@@ -341,7 +341,8 @@ def visual_unseen_14() -> list[Series]:
 
 def visual_unseen_15() -> list[Series]:
     """A twentieth batch (``visual_unseen_15.json``): more units of the same panel tables,
-    annotated in the twenty-fifth session and never scored: kept for the next change."""
+    annotated in the twenty-fifth session; scored once in the twenty-sixth (means only) to
+    judge spread changes in short series."""
     return _real("visual_unseen_15.json", "visual-unseen-15")
 
 
