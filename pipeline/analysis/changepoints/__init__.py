@@ -32,7 +32,8 @@ change: growth, saturation and decay are each one segment unless they break.
    does not reject a unit root in the residuals, the noise is taken as a random walk and
    the jump is tested on first differences, as a burst of up to a few steps
    (``random_walk``); two survivors within a point width are one transition, and the
-   better is kept. The weakest candidate is merged first
+   better is kept if it passes alone (a spike that returns is no change). The weakest
+   candidate is merged first
    and only its neighbours are re-tested (a heap): O(k log k) tests. On a smooth trend with no break
    the candidates fail this test, so none is reported. A candidate that passes must also
    be abrupt: if its jump and slope change spread over a wide transition (a ramp as long
@@ -54,7 +55,9 @@ change: growth, saturation and decay are each one segment unless they break.
    no trend can inflate (of ``log x`` where a positive series' noise grows in proportion
    to its level, as a price's does, and of ``sqrt x`` where it grows as the square root,
    as a count's does, so that growth, a crash or the end of an outbreak is not a spread
-   change).
+   change; a series under 40 points, too short to tell, is read on its own scale), and a
+   spread change must be a step in the noise's log scale beyond a straight line, so a
+   spread that drifts smoothly is not one.
    Then each spread regime is standardised by its own noise scale and searched again; its
    candidates are *added* to those of the whole series (never replacing them) and all are
    confirmed together, the spread changes being fixed edges; two neighbouring pooled
