@@ -23,20 +23,28 @@ def prewhitened_pvalue(
     AR(1) noise (Prais-Winsten, ``rho`` estimated from the alternative's residuals, one
     degree of freedom charged for it), checked for the dependence the model left if
     ``hac`` (``left_dependence``); NaN where the window is too short to test."""
-    extra = alt.shape[1] - null.shape[1]
     dof = y.size - alt.shape[1] - 1
     if dof < 2:
         return np.nan  # too few points to test: no verdict, which is not "no evidence"
-    white_y = prewhitened(y, rho)
-    rss0 = least_squares(prewhitened(null, rho), white_y)[0]
-    rss1, white_resid = least_squares(prewhitened(alt, rho), white_y)
+    white = prewhitened(y, rho), prewhitened(null, rho), prewhitened(alt, rho)
+    return f_pvalue(*white, dof, hac)
+
+
+def f_pvalue(
+    y: FloatArray, null: FloatArray, alt: FloatArray, dof: int, hac: bool = False
+) -> float:
+    """Ordinary least-squares F test of ``alt``'s extra columns beyond ``null`` with ``dof``
+    residual degrees of freedom, the statistic divided by ``left_dependence`` if ``hac``."""
+    extra = alt.shape[1] - null.shape[1]
+    rss0 = least_squares(null, y)[0]
+    rss1, resid = least_squares(alt, y)
     if rss1 >= rss0:
         return 1.0
     if rss1 <= 0:
         return 0.0
     f = ((rss0 - rss1) / extra) / (rss1 / dof)
     if hac:
-        f /= left_dependence(white_resid)
+        f /= left_dependence(resid)
     return float(stats.f.sf(f, extra, dof))
 
 

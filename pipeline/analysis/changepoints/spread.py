@@ -43,7 +43,7 @@ from numpy.typing import NDArray
 from scipy import stats
 
 from pipeline.analysis.changepoints.confirm import ALPHA
-from pipeline.analysis.changepoints.fit import least_squares
+from pipeline.analysis.changepoints.fit import f_pvalue
 from pipeline.analysis.changepoints.noise import robust_scale, winsorize
 from pipeline.analysis.changepoints.search import binseg_mean
 
@@ -105,14 +105,8 @@ def step_beyond_line_pvalue(z: FloatArray, at: int) -> float:
     t = np.arange(m, dtype=np.float64) / m
     line = np.column_stack([np.ones(m), t])
     step = np.column_stack([line, (np.arange(m) >= at).astype(np.float64)])
-    rss0 = least_squares(line, z)[0]
-    rss1 = least_squares(step, z)[0]
     dof = m - step.shape[1]
-    if dof < 2 or rss1 >= rss0:
-        return 1.0
-    if rss1 <= 0:
-        return 0.0
-    return float(stats.f.sf((rss0 - rss1) / (rss1 / dof), 1, dof))
+    return f_pvalue(z, line, step, dof) if dof >= 2 else 1.0
 
 
 def _additive_scale(x: FloatArray) -> FloatArray:
