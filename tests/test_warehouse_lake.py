@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from pipeline.analysis.orchestrate import run_analysis
 from pipeline.cli import app
 from pipeline.warehouse import Lake, Warehouse, WarehouseError
+from pipeline.warehouse.ducklake import _attach_race
 from pipeline.warehouse.extensions import extension_file
 from pipeline.warehouse.lake_schema import for_ducklake
 from probes.ids import new_run_id
@@ -173,6 +174,32 @@ def test_writers_that_start_on_a_new_lake_at_once_all_migrate_it(
         "SELECT count(DISTINCT run_id) AS n FROM probe_results"
     )
     assert stored["n"][0] == 4 * 5
+
+
+@pytest.mark.parametrize(
+    ("message", "race"),
+    [
+        # the writers' race as CI met it: the probe read hit the lock of a writer
+        # creating the schema, and DuckLake reported only the aborted transaction
+        (
+            "cannot open warehouse lake sqlite:/x/catalog.sqlite (data /x/data/): "
+            "TransactionContext Error: Failed to probe DuckLake metadata: Current "
+            "transaction is aborted (please ROLLBACK)",
+            True,
+        ),
+        (
+            'Failed to probe DuckLake metadata: Failed to execute query "PRAGMA '
+            'journal_mode=WAL": database is locked',
+            True,
+        ),
+        ("Failed to initialize DuckLake: duplicate key value violates unique constraint", True),
+        ("Failed to probe DuckLake metadata: permission denied for table ducklake_metadata", False),
+        ("DATA_PATH parameter does not match existing data path in the catalog", False),
+        ("Current transaction is aborted (please ROLLBACK)", False),
+    ],
+)
+def test_an_attach_is_tried_again_only_when_it_lost_a_race(message: str, race: bool) -> None:
+    assert _attach_race(message) is race
 
 
 def test_the_duckdb_cli_attaches_a_lake_and_sees_the_views(tmp_path: Path) -> None:

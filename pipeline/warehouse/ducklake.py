@@ -35,6 +35,10 @@ _TRANSIENT = ("database is locked", "Transaction conflict", "could not serialize
 # the loser's CREATE TABLE meets the winner's ("duplicate key value violates unique
 # constraint pg_type_typname_nsp_index", or "already exists"). Either way, try again.
 _FIRST_SCHEMA_RACE = ("duplicate key value violates unique constraint", "already exists")
+# A new SQLite catalog probed while another writer creates its schema: the probe's read
+# fails on the lock inside the attach's transaction, and DuckLake reports only that the
+# transaction was aborted. The next attach reads the finished schema.
+_PROBE_RACE = ("Failed to probe DuckLake metadata", "Current transaction is aborted")
 _SECRET = "nerfwatch_lake_s3"  # noqa: S105 (the name DuckDB files the S3 secret under)
 
 
@@ -113,6 +117,8 @@ class LakeStore:
 def _attach_race(message: str) -> bool:
     """Whether a failed attach lost a race with another writer (worth another try)."""
     if any(text in message for text in _TRANSIENT):
+        return True
+    if all(text in message for text in _PROBE_RACE):
         return True
     first_schema = "Failed to initialize DuckLake" in message
     return first_schema and any(text in message for text in _FIRST_SCHEMA_RACE)
