@@ -8,7 +8,7 @@ builds the same series. The public part is ``tests/data/changepoints/tssb_shorte
 (``historical.json``), kept out of the development set's averages, and
 ``documented_blind()`` 27 more, annotated before any detector ran on them.
 ``visual()``, ``visual_blind()``, ``visual_holdout()``, ``visual_holdout_2()``,
-``visual_holdout_3()`` and ``visual_unseen()`` to ``visual_unseen_17()`` are real series
+``visual_holdout_3()`` and ``visual_unseen()`` to ``visual_unseen_18()`` are real series
 annotated by eye from anonymised plots by three annotators each, scored against all three
 as TCPDBench scores its annotators.
 """
@@ -356,6 +356,13 @@ def visual_unseen_17() -> list[Series]:
     """A twenty-second batch (``visual_unseen_17.json``): more units of the same panel
     tables, annotated in the twenty-sixth session and never scored: kept for a later change."""
     return _real("visual_unseen_17.json", "visual-unseen-17")
+
+
+def visual_unseen_18() -> list[Series]:
+    """A twenty-third batch (``visual_unseen_18.json``): long M4 weekly and hourly series no
+    earlier batch drew, annotated in the twenty-seventh session; looked at once, means
+    only, to judge the excursion rule (see the data README)."""
+    return _real("visual_unseen_18.json", "visual-unseen-18")
 
 
 def _real(file: str, kind: str) -> list[Series]:

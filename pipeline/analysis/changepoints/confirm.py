@@ -35,7 +35,8 @@ burst is local, so the positions there are nearly independent and the correction
 Bonferroni over all ``m``. Two
 surviving changes within ``POINT_WIDTH`` points of each other are one transition, and
 the better one is kept (``one_per_transition``) if it passes on its own: a spike of a few
-points that returns is no change.
+points that returns is no change; for a series read once, neither is an excursion
+shorter than 2 % of the series after which it returns.
 
 **The level** ``alpha`` is ``1/n`` for a series of ``n`` points unless the caller fixes it.
 Merging ends with at most ``n / min_size`` windows, each tested at ``alpha``. At a fixed
@@ -389,13 +390,20 @@ def one_per_transition(
     no change at all. Up to the twenty-sixth session one end of such a spike was kept:
     in the machine series by eye (load spikes, tweet bursts) most single reports nobody
     marked were these (110 series of 300+ points: F1 / cover 0.697 / 0.761 -> 0.706 /
-    0.770)."""
+    0.770).
+
+    A reader of a whole series sees it at a resolution relative to its length, so for a
+    series read once (``reading.spike_share``, 2 %) the same holds for two changes up to
+    that share of the series apart: if neither passes alone, the stretch between them is
+    an excursion that returns (a burst of 12 hours in 1,000), both go; if one does, both
+    stay, since the series does not return and the stretch may be a regime of its own.
+    A monitor keeps every excursion: an incident that ends is what it watches for."""
     edges = sorted({0, *fixed, x.size})
     kept = list(cands)
     i = 0
     while i + 1 < len(kept):
         c, d = kept[i], kept[i + 1]
-        if d - c > POINT_WIDTH or any(c < f < d for f in fixed):
+        if d - c > max(POINT_WIDTH, reading.spike_share * x.size) or any(c < f < d for f in fixed):
             i += 1
             continue
         lo = max([e for e in edges if e < c] + kept[max(i - 1, 0) : i])
@@ -403,6 +411,9 @@ def one_per_transition(
         pc, pd = (np.nan_to_num(step_pvalue(x, lo, e, hi, reading), nan=1.0) for e in (c, d))
         if min(pc, pd) > threshold:
             del kept[i : i + 2]  # from a regime back to itself: no change
+            continue
+        if d - c > POINT_WIDTH:
+            i += 1
             continue
         del kept[i + 1 if pc <= pd else i]
     return kept

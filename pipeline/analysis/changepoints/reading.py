@@ -6,14 +6,17 @@ such series follow: a polynomial of degree 1 or 2, or a line plus a slow exponen
 (growth, decay, saturation), by BIC. Its test allows for structure the AR(1) model leaves
 in the residuals (a prewhitened Newey-West check), and the search's choice of position is
 paid for with the effective number of positions of the window, not all of them. Each
-change is confirmed at ``1/n`` unless a level is given.
+change is confirmed at ``1/n`` unless a level is given. The reader sees the whole series at
+once, so an excursion shorter than 2 % of it that returns where it was reads as a spike,
+not two changes (a plot 500 pixels wide draws it in ten).
 
 **A monitor's metric** (``monitored(level)``): an hourly latency or error rate that should be
 stable. It keeps the test the product's phase benchmark was built and checked with, since
 each part of a series' reading, alone, moved that benchmark: its null is the polynomial
 drift alone (a growth curve is not what a stable metric is expected to follow), the search
 is paid for with every position (Bonferroni), and the AR(1) model is trusted; the level is
-fixed because a monitor counts false alarms per day, not per series.
+fixed because a monitor counts false alarms per day, not per series. A burst that ends is
+an incident there, so every excursion that passes is kept.
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ class Reading:
     growth_null: bool = True  # the null's curve may be a line plus a slow exponential
     effective_positions: bool = True  # the search paid for by effective positions, not all
     hac: bool = True  # the F statistic checked for dependence the AR(1) model left
+    # an excursion shorter than this share of the series that returns is a spike, no change
+    spike_share: float = 0.02
 
     def alpha(self, n: int) -> float:
         """The level of each confirmed change in a series of ``n`` points."""
@@ -42,4 +47,4 @@ SERIES = Reading()
 
 def monitored(level: float = STREAM_LEVEL) -> Reading:
     """A monitor's reading at a fixed ``level``: polynomial null, Bonferroni, AR(1) trusted."""
-    return Reading(level, growth_null=False, effective_positions=False, hac=False)
+    return Reading(level, growth_null=False, effective_positions=False, hac=False, spike_share=0.0)
