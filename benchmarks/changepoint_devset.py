@@ -360,8 +360,8 @@ def visual_unseen_17() -> list[Series]:
 
 def visual_unseen_18() -> list[Series]:
     """A twenty-third batch (``visual_unseen_18.json``): long M4 weekly and hourly series no
-    earlier batch drew, annotated in the twenty-seventh session; looked at once, means
-    only, to judge the excursion rule (see the data README)."""
+    earlier batch drew, annotated in the twenty-seventh session; scored once to judge the
+    excursion rule, then looked at series by series (see the data README)."""
     return _real("visual_unseen_18.json", "visual-unseen-18")
 
 
