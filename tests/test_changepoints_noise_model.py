@@ -124,7 +124,7 @@ def test_a_spike_of_a_few_points_that_returns_is_no_change() -> None:
 def test_a_burst_shorter_than_two_percent_of_a_long_series_is_no_change() -> None:
     """A burst of 12 points, 4 sd high, in 800 points of white noise returns to where it
     was: to a reader of the whole series it is a spike (1.5 % of its length), so neither
-    end is reported. It was in 17 of 20 seeds before. A monitor keeps the burst (an
+    end is reported. It was in 14 of these 20 seeds before. A monitor keeps the burst (an
     incident is what it watches for), and a step of 2 sd that stays is still found."""
     reported = monitored = 0
     for seed in range(20):

@@ -399,11 +399,12 @@ def one_per_transition(
     stay, since the series does not return and the stretch may be a regime of its own.
     A monitor keeps every excursion: an incident that ends is what it watches for."""
     edges = sorted({0, *fixed, x.size})
+    excursion = max(POINT_WIDTH, reading.spike_share * x.size)  # the widest spike
     kept = list(cands)
     i = 0
     while i + 1 < len(kept):
         c, d = kept[i], kept[i + 1]
-        if d - c > max(POINT_WIDTH, reading.spike_share * x.size) or any(c < f < d for f in fixed):
+        if d - c > excursion or any(c < f < d for f in fixed):
             i += 1
             continue
         lo = max([e for e in edges if e < c] + kept[max(i - 1, 0) : i])

@@ -76,6 +76,7 @@ def spread_breaks(x: FloatArray, level_breaks: list[int], min_size: int) -> list
     penalty = _PENALTY_PER_LOG_N * float(np.log(n)) * _LOG_CHI2_VAR
     cands = [b + 1 for b in binseg_mean(zw, penalty, seg_min)]
     edges = sorted({0, n - 2, *cands})
+    level = ALPHA / max(len(cands), 1)  # Bonferroni over the candidates
     out: list[int] = []
     for lo, c, hi in zip(edges, edges[1:], edges[2:], strict=False):
         if any(abs(c - b) <= min_size for b in level_breaks):
@@ -86,7 +87,6 @@ def spread_breaks(x: FloatArray, level_breaks: list[int], min_size: int) -> list
         ratio = float(np.median(right) / max(float(np.median(left)), 1e-300))
         if 1.0 / MIN_SPREAD_RATIO < ratio < MIN_SPREAD_RATIO:
             continue
-        level = ALPHA / max(len(cands), 1)
         p = float(stats.mannwhitneyu(left, right, method="asymptotic").pvalue)
         if not (np.isfinite(p) and p <= level):
             continue
