@@ -8,7 +8,7 @@ builds the same series. The public part is ``tests/data/changepoints/tssb_shorte
 (``historical.json``), kept out of the development set's averages, and
 ``documented_blind()`` 27 more, annotated before any detector ran on them.
 ``visual()``, ``visual_blind()``, ``visual_holdout()``, ``visual_holdout_2()``,
-``visual_holdout_3()`` and ``visual_unseen()`` to ``visual_unseen_18()`` are real series
+``visual_holdout_3()`` and ``visual_unseen()`` to ``visual_unseen_19()`` are real series
 annotated by eye from anonymised plots by three annotators each, scored against all three
 as TCPDBench scores its annotators.
 """
@@ -363,6 +363,15 @@ def visual_unseen_18() -> list[Series]:
     earlier batch drew, annotated in the twenty-seventh session; scored once to judge the
     excursion rule, then looked at series by series (see the data README)."""
     return _real("visual_unseen_18.json", "visual-unseen-18")
+
+
+def visual_unseen_19() -> list[Series]:
+    """A twenty-fourth batch (``visual_unseen_19.json``): long monthly economic and
+    financial series of a source no batch used (datahub.io's packages: exchange rates,
+    metro home prices, Shiller's market data, gold, Euribor), annotated in the
+    twenty-eighth session; scored once there for the held-out estimate (current
+    ``detect()``, means only) and kept for judging a later change."""
+    return _real("visual_unseen_19.json", "visual-unseen-19")
 
 
 def _real(file: str, kind: str) -> list[Series]:
