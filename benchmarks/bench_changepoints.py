@@ -346,7 +346,7 @@ def _print_real(detectors: dict[str, Detector], unseen: bool = False) -> None:
             (visual_unseen_16(), "Annotated by eye, twenty-first batch, panels (never scored)"),
             (visual_unseen_17(), "Annotated by eye, twenty-second batch, panels (never scored)"),
             (visual_unseen_18(), "Annotated by eye, twenty-third batch, M4 long (looked at)"),
-            (visual_unseen_19(), "Annotated by eye, twenty-fourth batch, monthly (seen once)"),
+            (visual_unseen_19(), "Annotated by eye, twenty-fourth batch, monthly (means seen)"),
         ]
         families.append(("The batches kept apart from development", False, kept_apart))
     for together, each, parts in families:

@@ -369,8 +369,8 @@ def visual_unseen_19() -> list[Series]:
     """A twenty-fourth batch (``visual_unseen_19.json``): long monthly economic and
     financial series of a source no batch used (datahub.io's packages: exchange rates,
     metro home prices, Shiller's market data, gold, Euribor), annotated in the
-    twenty-eighth session; scored once there for the held-out estimate (current
-    ``detect()``, means only) and kept for judging a later change."""
+    twenty-eighth session; scored there for the held-out estimate and to judge one
+    candidate (means only; see the data README) and kept for judging a later change."""
     return _real("visual_unseen_19.json", "visual-unseen-19")
 
 
