@@ -52,8 +52,15 @@ nineteenth), by length (under 60 points, 60 to 299, 300 on) and source (rdataset
 machine: M4 weekly and hourly, NAB): a change that helps one band and costs another shows
 there, where the overall mean hides it.
 
+``--judge BATCH --detect-from FILE`` is one judgement by a rule written before it: on one
+batch kept apart (``BATCH`` names its loader, e.g. ``visual_unseen_19``) it prints only the
+means (F1, cover, their sum, to five places) of today's detect(), of the candidate in FILE,
+of z-scored Binseg and of no change points, and how many series the candidate changed,
+better and worse. Nothing series by series, so the batch can judge again; record the look
+in the data README.
+
 Run: .venv/bin/python benchmarks/bench_changepoints.py [--by-kind] [--detect-from FILE]
-[--fresh-seeds N] [--unseen] [--false-alarms] [--by-length]
+[--fresh-seeds N] [--unseen] [--false-alarms] [--by-length] [--judge BATCH]
 """
 
 from __future__ import annotations
@@ -72,6 +79,7 @@ import ruptures as rpt
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks import changepoint_devset
 from benchmarks.changepoint_devset import (
     Series,
     constructed,
@@ -180,7 +188,18 @@ def main() -> None:
                         help="only false changes on changeless noise, per level")  # fmt: skip
     parser.add_argument("--by-length", action="store_true",
                         help="only the by-eye series looked at, by length and source")  # fmt: skip
+    parser.add_argument("--judge", metavar="BATCH",
+                        help="one judgement of --detect-from on a batch kept apart, "
+                        "e.g. visual_unseen_19: means only")  # fmt: skip
     args = parser.parse_args()
+    if args.judge:
+        loader = getattr(changepoint_devset, args.judge, None)
+        if not args.judge.startswith("visual_unseen") or not callable(loader):
+            parser.error(f"--judge: no batch kept apart is called {args.judge!r}")
+        if not args.detect_from:
+            parser.error("--judge: give the candidate with --detect-from FILE")
+        _print_judgement(loader(), load_detect(args.detect_from))
+        return
     if args.false_alarms:
         _print_false_alarms()
         return
@@ -222,6 +241,29 @@ def main() -> None:
         _print_by_kind(series, results)
     if not args.fresh_seeds:
         _print_real(detectors, unseen=args.unseen)
+
+
+def _print_judgement(series: list[Series], candidate: Detector) -> None:
+    """Means of today's detect(), the candidate and two references on one batch, and the
+    candidate's series changed (better, worse): all a judgement by a written rule needs."""
+    from pipeline.analysis.changepoints import detect
+
+    detectors: dict[str, Detector] = {
+        "detect() today": detect,
+        "candidate": candidate,
+        "binseg z-scored": ruptures_detector(rpt.Binseg, z_scored),
+        "no change points": lambda values: [],
+    }
+    pairs = {}
+    for name, det in detectors.items():
+        f1s, covers, _ = score(det, series)
+        pairs[name] = np.column_stack([f1s, covers])
+        f1, cover = pairs[name].mean(axis=0)
+        print(f"{name:<17} F1 {f1:.5f}  cover {cover:.5f}  sum {f1 + cover:.5f}")
+    change = (pairs["candidate"] - pairs["detect() today"]).sum(axis=1)
+    changed = int(np.sum(np.any(pairs["candidate"] != pairs["detect() today"], axis=1)))
+    print(f"{len(series)} series; the candidate changed {changed}: "
+          f"{int(np.sum(change > 0))} better, {int(np.sum(change < 0))} worse")  # fmt: skip
 
 
 def _print_false_alarms(seeds: int = 100) -> None:
