@@ -44,7 +44,8 @@ no more than 2x (noise-scaled) binary segmentation's CPU time.
 the development never used (500 on): whether the constructed figures carry over.
 
 ``--false-alarms`` prints only false changes per series on changeless AR(1) noise, read
-once (detect()'s default, at 1/n) and as a monitor reads (``monitor=True``, at 1 %).
+once (detect()'s default, at 1/n) and as a monitor reads (``monitor=True``, at 1 %); with
+``--detect-from FILE``, of that file's ``detect``.
 
 ``--by-length`` prints only the series annotated by eye that were looked at while
 developing (500: every batch but the ninth, eleventh, fourteenth and seventeenth on), by
@@ -201,7 +202,7 @@ def main() -> None:
         _print_judgement(loader(), load_detect(args.detect_from))
         return
     if args.false_alarms:
-        _print_false_alarms()
+        _print_false_alarms(load_detect(args.detect_from))
         return
     if args.by_length:
         _print_by_length(load_detect(args.detect_from))
@@ -264,13 +265,11 @@ def _print_judgement(series: list[Series], candidate: Detector) -> None:
           f"{int(np.sum(change > 0))} better, {int(np.sum(change < 0))} worse")  # fmt: skip
 
 
-def _print_false_alarms(seeds: int = 100) -> None:
+def _print_false_alarms(detect: Callable[..., list[int]], seeds: int = 100) -> None:
     """False changes per series on changeless AR(1) noise, read once (detect()'s default:
     1/n, effective positions) and as a monitor reads (``monitor=True``: 1 %, Bonferroni):
     the price of the default's more liberal test in short series, and of its stricter level
     in long ones."""
-    from pipeline.analysis.changepoints import detect
-
     print(f"False changes per series on changeless AR(1) noise, {seeds} seeds each")
     print(f"{'points':>6} {'rho':>4} | {'once: mean':>10} {'any':>5} | "
           f"{'monitor: mean':>13} {'any':>5}")  # fmt: skip
