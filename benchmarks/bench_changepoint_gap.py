@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -80,41 +80,46 @@ def passing_in_ideal_windows(values: np.ndarray, marks: list[int], found: list[i
     return passing
 
 
-@dataclass
-class Band:
-    """Totals over one length band's series."""
+@dataclass(frozen=True)
+class SeriesGap:
+    """One series' counts and its F1 / cover today, at the test's ceiling and the annotators'."""
 
-    series: int = 0
-    consensus: int = 0
-    missed: int = 0
-    reports: int = 0
-    unmarked: int = 0
-    with_gaps: int = 0
-    scores: list[np.ndarray] = field(default_factory=list)  # today, test's, annotators'
+    consensus: int
+    missed: int
+    reports: int
+    unmarked: int
+    with_gaps: bool
+    scores: np.ndarray  # rows: today, test's ceiling, annotators'; columns: F1, cover
 
-    def add(self, s: Series, found: list[int]) -> None:
-        ann = s.annotators()
-        shared = consensus_marks(ann)
-        missed = [c for c in shared if all(abs(c - f) > MARGIN for f in found)]
-        passing = passing_in_ideal_windows(s.values, shared, found)
-        marks = [m for a in ann for m in a]
-        self.series += 1
-        self.consensus += len(shared)
-        self.missed += len(missed)
-        self.reports += len(found)
-        self.unmarked += sum(all(abs(f - m) > MARGIN for m in marks) for f in found)
-        self.with_gaps += int(not np.all(np.isfinite(s.values)))
-        n = s.values.size
-        outputs = (found, sorted({*found, *passing}), sorted({*found, *missed}))
-        self.scores.append(np.array([[f_measure(ann, o), covering(ann, o, n)] for o in outputs]))
 
-    def line(self, title: str) -> str:
-        mean = np.mean(self.scores, axis=0)
-        cells = " | ".join(f"{f:.3f} / {c:.3f}" for f, c in mean)
-        return (
-            f"{title:<14} {self.series:4d} | {self.consensus:5d} {self.missed:6d} | "
-            f"{self.reports:5d} {self.unmarked:8d} | {cells} | {self.with_gaps:4d}"
-        )
+def series_gap(s: Series, found: list[int]) -> SeriesGap:
+    """What detect()'s ``found`` misses and adds on ``s``, and the two ceilings' scores."""
+    ann = s.annotators()
+    shared = consensus_marks(ann)
+    missed = [c for c in shared if all(abs(c - f) > MARGIN for f in found)]
+    passing = passing_in_ideal_windows(s.values, shared, found)
+    marks = [m for a in ann for m in a]
+    n = s.values.size
+    outputs = (found, sorted({*found, *passing}), sorted({*found, *missed}))
+    return SeriesGap(
+        consensus=len(shared),
+        missed=len(missed),
+        reports=len(found),
+        unmarked=sum(all(abs(f - m) > MARGIN for m in marks) for f in found),
+        with_gaps=not np.all(np.isfinite(s.values)),
+        scores=np.array([[f_measure(ann, o), covering(ann, o, n)] for o in outputs]),
+    )
+
+
+def band_line(title: str, gaps: list[SeriesGap]) -> str:
+    """One printed row: totals and mean scores over a length band's series."""
+    total = {k: sum(getattr(g, k) for g in gaps) for k in ("consensus", "missed", "reports")}
+    unmarked = sum(g.unmarked for g in gaps)
+    cells = " | ".join(f"{f:.3f} / {c:.3f}" for f, c in np.mean([g.scores for g in gaps], axis=0))
+    return (
+        f"{title:<14} {len(gaps):4d} | {total['consensus']:5d} {total['missed']:6d} | "
+        f"{total['reports']:5d} {unmarked:8d} | {cells} | {sum(g.with_gaps for g in gaps):4d}"
+    )
 
 
 def main() -> None:
@@ -122,20 +127,18 @@ def main() -> None:
     parser.add_argument("--detect-from", help="score the detect() defined in this file")
     args = parser.parse_args()
     detector: Detector = load_detect(args.detect_from)
-    bands = {title: Band() for title, *_ in LENGTH_BANDS}
-    for load in (*LOOKED_AT_RDATASETS, *LOOKED_AT_MACHINE):
-        for s in load():
-            found = detector(s.values)
-            for title, low, high in LENGTH_BANDS:
-                if low <= s.values.size < high:
-                    bands[title].add(s, found)
+    gaps = [
+        (s.values.size, series_gap(s, detector(s.values)))
+        for load in (*LOOKED_AT_RDATASETS, *LOOKED_AT_MACHINE)
+        for s in load()
+    ]
     print("500 looked-at series annotated by eye: consensus marks missed, reports nobody")
     print("marked, and F1 / cover today, at the test's ceiling and at the annotators'")
     print(f"{'length':<14} {'n':>4} | {'marks':>5} {'missed':>6} | {'found':>5} "
           f"{'unmarked':>8} | {'today':^15} | {'test ceiling':^15} | "
           f"{'annotators':^15} | gaps")  # fmt: skip
-    for title, band in bands.items():
-        print(band.line(title))
+    for title, low, high in LENGTH_BANDS:
+        print(band_line(title, [g for n, g in gaps if low <= n < high]))
 
 
 if __name__ == "__main__":
