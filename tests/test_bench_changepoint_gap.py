@@ -39,11 +39,12 @@ def test_a_series_with_missing_values_gets_no_additions() -> None:
 def test_a_series_gap_counts_what_was_missed_and_added_and_scores_both_ceilings() -> None:
     """A clear step all three mark, found nowhere; one report at a noise point nobody marked,
     one annotator's lone mark: the step is missed and passes its test, so both ceilings
-    recover it, and the lone report stays unmarked."""
+    recover it, the lone report stays unmarked, and dropping it raises F1."""
     values = np.r_[np.zeros(60), np.full(60, 6.0)] + np.random.default_rng(7).normal(size=120)
     s = Series("step", "test", values, [], annotations=([60], [61], [59, 100]))
     gap = series_gap(s, found=[30])
     assert (gap.consensus, gap.missed, gap.reports, gap.unmarked) == (1, 1, 1, 1)
-    today, test_ceiling, annotators = gap.scores
+    today, test_ceiling, annotators, no_unmarked = gap.scores
     assert test_ceiling[0] > today[0] and test_ceiling[1] > today[1]
     assert np.array_equal(test_ceiling, annotators)
+    assert no_unmarked[0] > today[0]  # the report at 30 gone: precision
