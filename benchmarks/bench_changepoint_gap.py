@@ -42,13 +42,11 @@ from benchmarks.bench_changepoints import (
     load_detect,
 )
 from benchmarks.changepoint_devset import Series
-from benchmarks.changepoint_scores import covering, f_measure
+from benchmarks.changepoint_scores import MARGIN, covering, f_measure
 from pipeline.analysis.changepoints import robust_scale
 from pipeline.analysis.changepoints.confirm import step_pvalue
 from pipeline.analysis.changepoints.noise import winsorize
 from pipeline.analysis.periodicity import remove_cycle
-
-MARGIN = 5  # the scoring's margin (points)
 
 
 def consensus_marks(annotators: list[list[int]], margin: int = MARGIN) -> list[int]:
@@ -117,12 +115,14 @@ def series_gap(s: Series, found: list[int]) -> SeriesGap:
 
 def band_line(title: str, gaps: list[SeriesGap]) -> str:
     """One printed row: totals and mean scores over a length band's series."""
-    total = {k: sum(getattr(g, k) for g in gaps) for k in ("consensus", "missed", "reports")}
-    unmarked = sum(g.unmarked for g in gaps)
+    consensus, missed, reports, unmarked, with_gaps = (
+        sum(getattr(g, k) for g in gaps)
+        for k in ("consensus", "missed", "reports", "unmarked", "with_gaps")
+    )
     cells = " | ".join(f"{f:.3f} / {c:.3f}" for f, c in np.mean([g.scores for g in gaps], axis=0))
     return (
-        f"{title:<14} {len(gaps):4d} | {total['consensus']:5d} {total['missed']:6d} | "
-        f"{total['reports']:5d} {unmarked:8d} | {cells} | {sum(g.with_gaps for g in gaps):4d}"
+        f"{title:<14} {len(gaps):4d} | {consensus:5d} {missed:6d} | "
+        f"{reports:5d} {unmarked:8d} | {cells} | {with_gaps:4d}"
     )
 
 

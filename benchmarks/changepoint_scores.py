@@ -21,8 +21,10 @@ from collections.abc import Iterable, Sequence
 
 from scipy import stats
 
+MARGIN = 5  # TCPDBench's margin for F1 (positions)
 
-def true_positives(truth: Iterable[int], predicted: Iterable[int], margin: int = 5) -> int:
+
+def true_positives(truth: Iterable[int], predicted: Iterable[int], margin: int = MARGIN) -> int:
     """Truths matched by a distinct prediction within ``margin`` (nearest unused first)."""
     unused = set(predicted)
     hits = 0
@@ -35,7 +37,7 @@ def true_positives(truth: Iterable[int], predicted: Iterable[int], margin: int =
 
 
 def f_measure(
-    annotations: Sequence[Sequence[int]], predicted: Iterable[int], margin: int = 5
+    annotations: Sequence[Sequence[int]], predicted: Iterable[int], margin: int = MARGIN
 ) -> float:
     """F1 of ``predicted`` against one or more annotators (index 0 added to all)."""
     pred = {0, *predicted}

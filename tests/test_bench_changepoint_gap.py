@@ -1,6 +1,6 @@
-"""The gap benchmark's two measurements: which marks the annotators share, and which missed
-ones the confirmation test would pass in the window their neighbours bound
-(benchmarks/bench_changepoint_gap.py)."""
+"""The gap benchmark's measurements: which marks the annotators share, which missed ones the
+confirmation test would pass in the window their neighbours bound, and one series' counts
+and scores (benchmarks/bench_changepoint_gap.py)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""The change-point benchmark's judgement option refuses what it cannot judge, in one line
-(benchmarks/bench_changepoints.py --judge)."""
+"""The change-point benchmark's options: a judgement refuses what it cannot judge, in one
+line (--judge); the false-alarm count is of the detect it is given (--false-alarms
+--detect-from); benchmarks/bench_changepoints.py."""
 
 from __future__ import annotations
 
