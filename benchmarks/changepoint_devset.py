@@ -8,7 +8,7 @@ builds the same series. The public part is ``tests/data/changepoints/tssb_shorte
 (``historical.json``), kept out of the development set's averages, and
 ``documented_blind()`` 27 more, annotated before any detector ran on them.
 ``visual()``, ``visual_blind()``, ``visual_holdout()``, ``visual_holdout_2()``,
-``visual_holdout_3()`` and ``visual_unseen()`` to ``visual_unseen_19()`` are real series
+``visual_holdout_3()`` and ``visual_unseen()`` to ``visual_unseen_20()`` are real series
 annotated by eye from anonymised plots by three annotators each, scored against all three
 as TCPDBench scores its annotators.
 """
@@ -372,6 +372,15 @@ def visual_unseen_19() -> list[Series]:
     twenty-eighth session; scored there for the held-out estimate and to judge one
     candidate (means only; see the data README) and kept for judging a later change."""
     return _real("visual_unseen_19.json", "visual-unseen-19")
+
+
+def visual_unseen_20() -> list[Series]:
+    """A twenty-fifth batch (``visual_unseen_20.json``): series of mixed domains and lengths
+    like the held-out collection's (health spending by country, US employment, glaciers,
+    global temperature, natural gas, bond yields, volatility, inflation, UK home prices,
+    fund flows; datahub.io's packages), annotated in the thirtieth session; scored there
+    for the held-out estimate (means only; see the data README)."""
+    return _real("visual_unseen_20.json", "visual-unseen-20")
 
 
 def _real(file: str, kind: str) -> list[Series]:
