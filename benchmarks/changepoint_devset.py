@@ -8,7 +8,7 @@ builds the same series. The public part is ``tests/data/changepoints/tssb_shorte
 (``historical.json``), kept out of the development set's averages, and
 ``documented_blind()`` 27 more, annotated before any detector ran on them.
 ``visual()``, ``visual_blind()``, ``visual_holdout()``, ``visual_holdout_2()``,
-``visual_holdout_3()`` and ``visual_unseen()`` to ``visual_unseen_20()`` are real series
+``visual_holdout_3()`` and ``visual_unseen()`` to ``visual_unseen_21()`` are real series
 annotated by eye from anonymised plots by three annotators each, scored against all three
 as TCPDBench scores its annotators.
 """
@@ -381,6 +381,15 @@ def visual_unseen_20() -> list[Series]:
     fund flows; datahub.io's packages), annotated in the thirtieth session; scored there
     for the held-out estimate (means only; see the data README)."""
     return _real("visual_unseen_20.json", "visual-unseen-20")
+
+
+def visual_unseen_21() -> list[Series]:
+    """A twenty-sixth batch (``visual_unseen_21.json``): series of mixed domains like the
+    held-out collection's (inflation and GDP deflators by country and region, government
+    cash balances, price levels, UK bond yields, an epidemic's daily cases, sea level;
+    datahub.io's packages), annotated in the thirtieth session and never scored: kept for
+    judging a later change (see the data README)."""
+    return _real("visual_unseen_21.json", "visual-unseen-21")
 
 
 def _real(file: str, kind: str) -> list[Series]:
