@@ -8,7 +8,7 @@ builds the same series. The public part is ``tests/data/changepoints/tssb_shorte
 (``historical.json``), kept out of the development set's averages, and
 ``documented_blind()`` 27 more, annotated before any detector ran on them.
 ``visual()``, ``visual_blind()``, ``visual_holdout()``, ``visual_holdout_2()``,
-``visual_holdout_3()`` and ``visual_unseen()`` to ``visual_unseen_21()`` are real series
+``visual_holdout_3()`` and ``visual_unseen()`` to ``visual_unseen_22()`` are real series
 annotated by eye from anonymised plots by three annotators each, scored against all three
 as TCPDBench scores its annotators.
 """
@@ -390,6 +390,15 @@ def visual_unseen_21() -> list[Series]:
     datahub.io's packages), annotated in the thirtieth session and never scored: kept for
     judging a later change (see the data README)."""
     return _real("visual_unseen_21.json", "visual-unseen-21")
+
+
+def visual_unseen_22() -> list[Series]:
+    """A twenty-seventh batch (``visual_unseen_22.json``): series of mixed domains like the
+    held-out collection's (World Bank development indicators by country and region, house
+    prices by country, an epidemic's daily cases by country), annotated in the
+    thirty-first session and never scored: kept for judging a later change (see the data
+    README)."""
+    return _real("visual_unseen_22.json", "visual-unseen-22")
 
 
 def _real(file: str, kind: str) -> list[Series]:
