@@ -391,8 +391,8 @@ def _print_real(detectors: dict[str, Detector], unseen: bool = False) -> None:
             (visual_unseen_18(), "Annotated by eye, twenty-third batch, M4 long (looked at)"),
             (visual_unseen_19(), "Annotated by eye, twenty-fourth batch, monthly (means seen)"),
             (visual_unseen_20(), "Annotated by eye, twenty-fifth batch, mixed (means seen)"),
-            (visual_unseen_21(), "Annotated by eye, twenty-sixth batch, mixed (never scored)"),
-            (visual_unseen_22(), "Annotated by eye, twenty-seventh batch, mixed (never scored)"),
+            (visual_unseen_21(), "Annotated by eye, twenty-sixth batch, mixed (means seen once)"),
+            (visual_unseen_22(), "Annotated by eye, twenty-seventh batch, mixed (means seen once)"),
         ]
         families.append(("The batches kept apart from development", False, kept_apart))
     for together, each, parts in families:

@@ -387,8 +387,8 @@ def visual_unseen_21() -> list[Series]:
     """A twenty-sixth batch (``visual_unseen_21.json``): series of mixed domains like the
     held-out collection's (inflation and GDP deflators by country and region, government
     cash balances, price levels, UK bond yields, an epidemic's daily cases, sea level;
-    datahub.io's packages), annotated in the thirtieth session and never scored: kept for
-    judging a later change (see the data README)."""
+    datahub.io's packages), annotated in the thirtieth session; scored once in the
+    thirty-first, means only, as a judge and a first look (see the data README)."""
     return _real("visual_unseen_21.json", "visual-unseen-21")
 
 
@@ -396,8 +396,8 @@ def visual_unseen_22() -> list[Series]:
     """A twenty-seventh batch (``visual_unseen_22.json``): series of mixed domains like the
     held-out collection's (World Bank development indicators by country and region, house
     prices by country, an epidemic's daily cases by country), annotated in the
-    thirty-first session and never scored: kept for judging a later change (see the data
-    README)."""
+    thirty-first session and scored there once, means only, as a judge and a first look
+    (see the data README)."""
     return _real("visual_unseen_22.json", "visual-unseen-22")
 
 
