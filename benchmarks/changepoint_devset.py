@@ -8,7 +8,7 @@ builds the same series. The public part is ``tests/data/changepoints/tssb_shorte
 (``historical.json``), kept out of the development set's averages, and
 ``documented_blind()`` 27 more, annotated before any detector ran on them.
 ``visual()``, ``visual_blind()``, ``visual_holdout()``, ``visual_holdout_2()``,
-``visual_holdout_3()`` and ``visual_unseen()`` to ``visual_unseen_22()`` are real series
+``visual_holdout_3()`` and ``visual_unseen()`` to ``visual_unseen_23()`` are real series
 annotated by eye from anonymised plots by three annotators each, scored against all three
 as TCPDBench scores its annotators.
 """
@@ -399,6 +399,14 @@ def visual_unseen_22() -> list[Series]:
     thirty-first session and scored there once, means only, as a judge and a first look
     (see the data README)."""
     return _real("visual_unseen_22.json", "visual-unseen-22")
+
+
+def visual_unseen_23() -> list[Series]:
+    """A twenty-eighth batch (``visual_unseen_23.json``), drawn as the twenty-seventh from
+    what it did not draw (development indicators, house prices, daily cases by country)
+    and a carbon price; annotated in the thirty-first session and never scored: kept for
+    judging a later change (see the data README)."""
+    return _real("visual_unseen_23.json", "visual-unseen-23")
 
 
 def _real(file: str, kind: str) -> list[Series]:
