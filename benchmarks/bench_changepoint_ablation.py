@@ -58,6 +58,7 @@ def _replace(
 
 
 def _no_materiality() -> contextlib.AbstractContextManager[object]:
+    """Switch: level, slope and spread changes all kept, however small beside the range."""
     stack = contextlib.ExitStack()
     stack.enter_context(mock.patch(f"{CP}.material", lambda x, breaks, fixed=(), *a: sorted(
         set(breaks) - set(fixed))))  # fmt: skip
@@ -104,7 +105,8 @@ def sets() -> dict[str, list[Series]]:
 
 
 def scores(columns: dict[str, list[Series]]) -> dict[str, tuple[float, float]]:
-    """Mean F1 and cover of today's ``changepoints.detect`` on each set."""
+    """Mean F1 and cover of ``changepoints.detect`` (as a switch in force leaves it) on each
+    set."""
     out = {}
     for name, series in columns.items():
         f1s, covers, _ = score(changepoints.detect, series)
