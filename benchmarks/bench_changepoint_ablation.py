@@ -15,7 +15,7 @@ apart is scored. The parts are switched off by replacing one function or one fie
 reading for the duration of a run (``unittest.mock.patch``), so ``detect()`` itself is
 unchanged; each is listed in ``PARTS`` with what it stands for.
 
-Run: .venv/bin/python benchmarks/bench_changepoint_ablation.py   (about 12 minutes)
+Run: .venv/bin/python benchmarks/bench_changepoint_ablation.py   (about 11 minutes)
 """
 
 from __future__ import annotations
