@@ -7,6 +7,8 @@ builds the same series. The public part is ``tests/data/changepoints/tssb_shorte
 (see the README there). ``historical()`` gives a few real series with documented breaks
 (``historical.json``), kept out of the development set's averages, and
 ``documented_blind()`` 27 more, annotated before any detector ran on them.
+``constructed_by_eye()`` gives constructed series annotated by eye, to measure where the
+construction and what people mark disagree.
 ``visual()``, ``visual_blind()``, ``visual_holdout()``, ``visual_holdout_2()``,
 ``visual_holdout_3()`` and ``visual_unseen()`` to ``visual_unseen_23()`` are real series
 annotated by eye from anonymised plots by three annotators each, scored against all three
@@ -182,11 +184,17 @@ KINDS: dict[str, tuple[Maker, tuple[int, int]]] = {
 def constructed(seeds: int = SEEDS_PER_KIND, first_seed: int = 0) -> Iterator[Series]:
     """``seeds`` series of each kind; ``first_seed`` > 0 draws fresh ones (seeds never used
     while developing), to check that figures on the development set carry over."""
-    for k, (kind, (make, (lo, hi))) in enumerate(KINDS.items()):
+    for k, kind in enumerate(KINDS):
         for s in range(first_seed, first_seed + seeds):
-            rng = np.random.default_rng(1000 * k + s)
-            values, cps = make(rng, int(rng.integers(lo, hi + 1)))
+            values, cps = made(kind, 1000 * k + s)
             yield Series(f"{kind}/{s}", kind, values, cps)
+
+
+def made(kind: str, seed: int) -> tuple[FloatArray, list[int]]:
+    """The series of ``kind`` drawn from generator seed ``seed`` (its length first)."""
+    make, (lo, hi) = KINDS[kind]
+    rng = np.random.default_rng(seed)
+    return make(rng, int(rng.integers(lo, hi + 1)))
 
 
 def tssb() -> Iterator[Series]:
@@ -197,6 +205,23 @@ def tssb() -> Iterator[Series]:
 
 def development_set() -> list[Series]:
     return [*constructed(), *tssb()]
+
+
+def constructed_by_eye() -> list[Series]:
+    """Constructed series of every kind, drawn from seeds the development set never uses and
+    annotated by eye like the real batches (``constructed_by_eye.json``): ``cps`` is the
+    construction, ``annotations`` the three annotators' marks, ``kind`` the maker's."""
+    data = json.loads((DATA / "constructed_by_eye.json").read_text())
+    return [
+        Series(
+            f"eye/{name}",
+            item["kind"],
+            np.asarray(item["values"], dtype=float),
+            item["cps"],
+            tuple(item["annotations"]),
+        )
+        for name, item in data.items()
+    ]
 
 
 def historical() -> list[Series]:

@@ -28,6 +28,14 @@ Method, all of it parameter-free for the caller:
 
 Assumptions: one dominant period, a fixed-shape profile (a growing amplitude is partly
 left in), an integer number of samples per cycle.
+
+Known limit: the candidates are the peak's period and its multiples up to 4, and
+differencing weights a cycle's k-th harmonic by ``4 sin^2(pi k / P)``, so an irregular
+profile can peak at a higher harmonic (period 24 at its 6th to 9th) and be found at a
+divisor, most of its swing left in the noise. Trying every multiple, or the fundamental of
+all significant lines, mends that on constructed series but lets the phase test confirm
+long periods on real ones that have none (few cycles per phase, wandering levels); both
+were measured and not kept (the README's thirty-second session).
 """
 
 from __future__ import annotations
