@@ -37,7 +37,7 @@ all significant lines, mends that on constructed series but lets the phase test 
 long periods on real ones that have none; both were measured and not kept (the README's
 thirty-second session). The reason: the phase test assumes independent values, and on
 changeless AR(1) noise (rho 0.9) or random walks it rejects at ``1e-3`` in 8-18 % of
-series at periods of 48 to 168; the whole search reports a cycle in 1-3 % of such series
+series at periods of 48 to 168; the whole search reports a cycle in 2-3 % of such series
 of 300 points (``benchmarks/bench_cycle_null.py``).
 """
 
