@@ -24,7 +24,7 @@ import ruptures as rpt
 
 from benchmarks.bench_changepoints import Detector, load_detect, ruptures_detector, z_scored
 from benchmarks.changepoint_devset import Series, constructed_by_eye
-from benchmarks.changepoint_scores import covering, f_measure
+from benchmarks.changepoint_scores import MARGIN, covering, f_measure
 
 Pair = tuple[float, float]
 Table = dict[str, dict[str, list[Pair]]]
@@ -74,13 +74,13 @@ def print_table(table: Table) -> None:
 
 
 def marked(series: list[Series]) -> None:
-    """How many constructed changes two of three annotators mark within 5 points."""
+    """How many constructed changes two of three annotators mark within ``MARGIN`` points."""
     hits: dict[str, list[bool]] = defaultdict(list)
     for s in series:
         for c in s.cps:
-            votes = sum(any(abs(m - c) <= 5 for m in marks) for marks in s.annotators())
+            votes = sum(any(abs(m - c) <= MARGIN for m in marks) for marks in s.annotators())
             hits[s.kind].append(votes >= 2)
-    print("\nConstructed changes marked by two of three annotators within 5 points")
+    print(f"\nConstructed changes marked by two of three annotators within {MARGIN} points")
     for kind, got in sorted(hits.items()):
         print(f"  {kind:<16} {sum(got):>3} of {len(got):>3}  ({np.mean(got):.2f})")
 

@@ -211,17 +211,7 @@ def constructed_by_eye() -> list[Series]:
     """Constructed series of every kind, drawn from seeds the development set never uses and
     annotated by eye like the real batches (``constructed_by_eye.json``): ``cps`` is the
     construction, ``annotations`` the three annotators' marks, ``kind`` the maker's."""
-    data = json.loads((DATA / "constructed_by_eye.json").read_text())
-    return [
-        Series(
-            f"eye/{name}",
-            item["kind"],
-            np.asarray(item["values"], dtype=float),
-            item["cps"],
-            tuple(item["annotations"]),
-        )
-        for name, item in data.items()
-    ]
+    return _real("constructed_by_eye.json", "eye")
 
 
 def historical() -> list[Series]:
@@ -436,12 +426,13 @@ def visual_unseen_23() -> list[Series]:
 
 def _real(file: str, kind: str) -> list[Series]:
     """Real annotated series: ``cps`` from one annotator, or ``annotations`` from several
-    (``cps`` is then their union, for display); ``null`` values are missing."""
+    (``cps`` is then their union, for display); ``null`` values are missing. An item's own
+    ``kind`` (a constructed series' maker) overrides ``kind``, which also prefixes names."""
     data = json.loads((DATA / file).read_text())
     series = []
     for name, item in data.items():
         annotations = tuple(item.get("annotations", ()))
         cps = item["cps"] if "cps" in item else sorted(set().union(*map(set, annotations)))
         values = np.asarray(item["values"], dtype=float)
-        series.append(Series(f"{kind}/{name}", kind, values, cps, annotations))
+        series.append(Series(f"{kind}/{name}", item.get("kind", kind), values, cps, annotations))
     return series
