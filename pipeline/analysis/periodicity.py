@@ -170,8 +170,10 @@ def _spectral_peak(x: FloatArray) -> float | None:
     window = max(11, (ks.size // 20) | 1)
     background = ndimage.median_filter(power[1:], size=window, mode="mirror")[ks - 1]
     ratio = power[ks] / np.maximum(background / np.log(2.0), np.finfo(float).tiny)
-    # Under no cycle each ratio is about exponential (chi-squared, 2 dof, over its mean);
-    # the Nyquist term of an even length is chi-squared with 1 dof over its mean.
+    # Each ratio is read as exponential (chi-squared, 2 dof, over its mean; 1 dof at the
+    # Nyquist term of an even length), as it would be against a known background. The
+    # window median is itself noisy, so this screen passes far more often than alpha on
+    # changeless series (step 1 of the module docstring); the phase test is the control.
     nyquist = 2 * ks == m
     log_sf = np.where(nyquist, stats.chi2.logsf(ratio, 1), -ratio)
     best = int(np.argmin(log_sf))
