@@ -60,7 +60,7 @@ def _phase_pvalue(x: np.ndarray, period: int, prewhiten: bool) -> float:
 def screen_share(noise: Noise, n: int, series: int, seed: int) -> float:
     """Share of ``series`` changeless series in which the spectral screen finds a line."""
     rng = np.random.default_rng(seed)
-    return float(np.mean([periodicity._spectral_peak(noise(rng, n)) is not None
+    return float(np.mean([periodicity._line_periods(noise(rng, n)) is not None
                           for _ in range(series)]))  # fmt: skip
 
 

@@ -17,8 +17,12 @@ Method, all of it parameter-free for the caller:
    is far heavier than exponential and the screen passes 4-12 % of changeless series. Its
    exact law was measured and not kept: it needs a line about three times stronger and
    loses real monthly and segmentation cycles (the README's thirty-third session).
-2. **Which period?** The peak's period and its multiples up to 4 (a spiky weekly pattern can
-   peak at a harmonic), rounded both ways, whenever four whole cycles fit in the data.
+2. **Which period?** Two bases, each with its multiples up to 4, rounded both ways, whenever
+   four whole cycles fit in the data: the peak's period, and the fundamental of every line
+   that passes the screen. Differencing weights a cycle's k-th harmonic by
+   ``4 sin^2(pi k / P)``, so an irregular profile (a spike at one hour of the day) can peak
+   at its 6th to 9th harmonic, beyond the multiples' reach; the lines together still agree
+   on the cycle they are harmonics of.
 3. **Confirmed by a test, the false-alarm control:** the values minus a moving average over
    one period (which removes the cycle but keeps a step) are grouped by phase, prewhitened
    by AR(1), and the Kruskal-Wallis test must reject no phase effect at ``alpha`` divided
@@ -40,13 +44,12 @@ noise and random walks of 100-1,000 points the search reports a cycle in at most
 of 2,000 series per row (``benchmarks/bench_cycle_null.py``; up to 3 % of the wandering ones
 before both mends).
 
-Known limit: the candidates are the peak's period and its multiples up to 4, and
-differencing weights a cycle's k-th harmonic by ``4 sin^2(pi k / P)``, so an irregular
-profile can peak at a higher harmonic (period 24 at its 6th to 9th) and be found at a
-divisor, most of its swing left in the noise. Trying every multiple, or the fundamental of
-all significant lines, mends that on constructed series but let the phase test of the time
-(not prewhitened, bounded over the candidates only) confirm long periods on real series
-that have none; both were measured then and not kept (the README's thirty-second session).
+Known limit: a real series with longer memory than AR(1) (a level that wanders in slow
+swings) can still pass the phase test at a long period. On 500 real series read by eye,
+adding the fundamental moved 6: two better, four worse, three of those through a long
+period (47, 168, 192) where people mark nothing (the README's thirty-fourth session).
+Trying every multiple of the peak instead found more of them (hourly machine series read
+at 168, not 24) and was not kept.
 """
 
 from __future__ import annotations
@@ -104,14 +107,15 @@ def find_cycle(x: FloatArray) -> Cycle | None:
     n = x.size
     if n < _MIN_POINTS:
         return None
-    peak = _spectral_peak(x)
-    if peak is None:
+    bases = _line_periods(x)
+    if bases is None:
         return None
     periods = {
-        int(rounded(peak * h))
+        int(rounded(base * h))
+        for base in bases
         for h in range(1, _MAX_HARMONIC + 1)
         for rounded in (np.floor, np.ceil)
-        if 2 <= rounded(peak * h) <= n / _MIN_CYCLES
+        if 2 <= rounded(base * h) <= n / _MIN_CYCLES
     }
     best: Cycle | None = None
     for period in sorted(periods):
@@ -144,8 +148,9 @@ def _longer_if_needed(x: FloatArray, best: Cycle, multiples: list[int]) -> Cycle
     return best
 
 
-def _spectral_peak(x: FloatArray) -> float | None:
-    """Period (in samples, not rounded) of the strongest line above the local background.
+def _line_periods(x: FloatArray) -> tuple[float, float] | None:
+    """Periods (in samples) of the strongest line above the local background, not rounded,
+    and of the fundamental of every line that passes the screen (``_fundamental``).
 
     The background at a frequency is the running median of the power around it, mirrored at
     the ends of the spectrum: a line at the highest frequencies (a cycle that alternates,
@@ -176,10 +181,26 @@ def _spectral_peak(x: FloatArray) -> float | None:
     # changeless series (step 1 of the module docstring); the phase test is the control.
     nyquist = 2 * ks == m
     log_sf = np.where(nyquist, stats.chi2.logsf(ratio, 1), -ratio)
-    best = int(np.argmin(log_sf))
-    if log_sf[best] > np.log(_ALPHA / ks.size):
+    passed = log_sf <= np.log(_ALPHA / ks.size)
+    if not passed.any():
         return None
-    return m / float(ks[best])
+    return m / float(ks[int(np.argmin(log_sf))]), _fundamental(ks[passed], m, n=x.size)
+
+
+def _fundamental(bins: NDArray[np.int64], m: int, n: int) -> float:
+    """The smallest whole period, up to ``n / 4``, of which every line (frequency bins of an
+    ``m``-point spectrum) is a harmonic within one bin; the longest line's period if none is.
+
+    An irregular profile (a spike at one hour of the day) spreads its power over many
+    harmonics, and differencing favours the high ones, so the strongest line can be the 6th
+    to 9th harmonic of the cycle; together the lines still agree on their fundamental. A
+    single line gives about its own period."""
+    for period in range(2, n // _MIN_CYCLES + 1):
+        spacing = m / period
+        harmonic = np.maximum(np.round(bins / spacing), 1.0)
+        if np.all(np.abs(bins - harmonic * spacing) <= 1.0):
+            return float(period)
+    return m / float(bins[0])
 
 
 def _phase_profile(x: FloatArray, period: int) -> Cycle:
