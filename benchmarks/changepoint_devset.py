@@ -10,7 +10,7 @@ builds the same series. The public part is ``tests/data/changepoints/tssb_shorte
 ``constructed_by_eye()`` gives constructed series annotated by eye, to measure where the
 construction and what people mark disagree.
 ``visual()``, ``visual_blind()``, ``visual_holdout()``, ``visual_holdout_2()``,
-``visual_holdout_3()`` and ``visual_unseen()`` to ``visual_unseen_23()`` are real series
+``visual_holdout_3()`` and ``visual_unseen()`` to ``visual_unseen_24()`` are real series
 annotated by eye from anonymised plots by three annotators each, scored against all three
 as TCPDBench scores its annotators.
 """
@@ -422,6 +422,13 @@ def visual_unseen_23() -> list[Series]:
     and a carbon price; annotated in the thirty-first session and never scored: kept for
     judging a later change (see the data README)."""
     return _real("visual_unseen_23.json", "visual-unseen-23")
+
+
+def visual_unseen_24() -> list[Series]:
+    """A twenty-ninth batch (``visual_unseen_24.json``): long M4 weekly and hourly series no
+    batch drew, chosen by length only; annotated in the thirty-fourth session to judge a
+    change that acts on long series (see the data README)."""
+    return _real("visual_unseen_24.json", "visual-unseen-24")
 
 
 def _real(file: str, kind: str) -> list[Series]:
