@@ -194,7 +194,8 @@ def _fundamental(bins: NDArray[np.int64], m: int, n: int) -> float:
     An irregular profile (a spike at one hour of the day) spreads its power over many
     harmonics, and differencing favours the high ones, so the strongest line can be the 6th
     to 9th harmonic of the cycle; together the lines still agree on their fundamental. A
-    single line gives about its own period."""
+    single line gives about its own period. At long periods the harmonics are only a few bins
+    apart, so two or three lines can fit one by chance: the phase test decides then."""
     for period in range(2, n // _MIN_CYCLES + 1):
         spacing = m / period
         harmonic = np.maximum(np.round(bins / spacing), 1.0)
