@@ -196,12 +196,11 @@ def _fundamental(bins: NDArray[np.int64], m: int, n: int) -> float:
     to 9th harmonic of the cycle; together the lines still agree on their fundamental. A
     single line gives about its own period. At long periods the harmonics are only a few bins
     apart, so two or three lines can fit one by chance: the phase test decides then."""
-    for period in range(2, n // _MIN_CYCLES + 1):
-        spacing = m / period
-        harmonic = np.maximum(np.round(bins / spacing), 1.0)
-        if np.all(np.abs(bins - harmonic * spacing) <= 1.0):
-            return float(period)
-    return m / float(bins[0])
+    periods = np.arange(2, n // _MIN_CYCLES + 1)
+    spacing = m / periods[:, None]  # every period at once: a loop cost 0.1 s at 26,000 points
+    harmonic = np.maximum(np.round(bins / spacing), 1.0)
+    fits = np.all(np.abs(bins - harmonic * spacing) <= 1.0, axis=1)
+    return float(periods[int(np.argmax(fits))]) if fits.any() else m / float(bins[0])
 
 
 def _phase_profile(x: FloatArray, period: int) -> Cycle:
