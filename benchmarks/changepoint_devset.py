@@ -10,7 +10,7 @@ builds the same series. The public part is ``tests/data/changepoints/tssb_shorte
 ``constructed_by_eye()`` gives constructed series annotated by eye, to measure where the
 construction and what people mark disagree.
 ``visual()``, ``visual_blind()``, ``visual_holdout()``, ``visual_holdout_2()``,
-``visual_holdout_3()`` and ``visual_unseen()`` to ``visual_unseen_24()`` are real series
+``visual_holdout_3()`` and ``visual_unseen()`` to ``visual_unseen_25()`` are real series
 annotated by eye from anonymised plots by three annotators each, scored against all three
 as TCPDBench scores its annotators.
 """
@@ -429,6 +429,14 @@ def visual_unseen_24() -> list[Series]:
     batch drew, chosen by length only; annotated in the thirty-fourth session to judge a
     change that acts on long series (see the data README)."""
     return _real("visual_unseen_24.json", "visual-unseen-24")
+
+
+def visual_unseen_25() -> list[Series]:
+    """A thirtieth batch (``visual_unseen_25.json``): machine KPIs of internet services (the
+    2018 AIOps Challenge) as hourly means, drawn by metadata only; annotated in the
+    thirty-fifth session to judge a change that acts on spiky machine metrics (see the data
+    README)."""
+    return _real("visual_unseen_25.json", "visual-unseen-25")
 
 
 def _real(file: str, kind: str) -> list[Series]:

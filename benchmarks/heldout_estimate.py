@@ -22,7 +22,7 @@ because it scored well on that very batch. Both estimates are printed; today's d
 between them or near the first.
 
 **Uncertainty.** Batches, not series, are resampled (20,000 draws, fixed seed): series of
-one batch share a source and annotators, so they are not independent. With eleven batches
+one batch share a source and annotators, so they are not independent. With twelve batches
 the interval is rough; the share of resamples that reach the goal on each measure is printed
 beside it, not a probability that the goal is met.
 
@@ -56,8 +56,9 @@ class FirstLook:
 
 # From the data README (tests/data/changepoints/README.md), batch by batch: every first look
 # from the fifteenth batch on (the twenty-first, twenty-second, twenty-eighth and twenty-ninth
-# have never been scored). Earlier first looks scored a detect() many changes older and are
-# left out, as in every estimate since the twenty-eighth session.
+# have never been scored; the thirtieth's look judged a candidate that was not adopted).
+# Earlier first looks scored a detect() many changes older and are left out, as in every
+# estimate since the twenty-eighth session.
 FIRST_LOOKS = (
     FirstLook("fifteenth (visual_unseen_10)", (0.724, 0.682), (0.724, 0.682), (0.742, 0.647)),
     FirstLook("sixteenth (visual_unseen_11)", (0.790, 0.727), (0.790, 0.727), (0.734, 0.683)),
@@ -70,6 +71,7 @@ FIRST_LOOKS = (
     FirstLook("twenty-fifth (visual_unseen_20)", (0.689, 0.635), (0.689, 0.635), (0.689, 0.660)),
     FirstLook("twenty-sixth (visual_unseen_21)", (0.764, 0.714), (0.764, 0.714), (0.743, 0.692)),
     FirstLook("twenty-seventh (visual_unseen_22)", (0.752, 0.762), (0.752, 0.762), (0.716, 0.715)),
+    FirstLook("thirtieth (visual_unseen_25)", (0.432, 0.497), (0.432, 0.497), (0.602, 0.720)),
 )
 
 
