@@ -5,6 +5,7 @@ Dickey-Fuller switch to the random-walk route, and one candidate per transition
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import statsmodels.api as sm
 from scipy import linalg, stats
 from statsmodels.stats.sandwich_covariance import S_hac_simple
@@ -138,6 +139,29 @@ def test_a_burst_shorter_than_two_percent_of_a_long_series_is_no_change() -> Non
         assert any(abs(b - 400) <= 5 for b in detect(step)), seed
     assert reported <= 6
     assert monitored >= 14
+
+
+@pytest.mark.parametrize("noise", ["trend", "ar1"])
+def test_a_burst_that_ends_at_a_new_level_is_one_transition_to_a_reader(noise: str) -> None:
+    """A burst of 12 points, 8 sd high, in 1,000 points, after which the series settles 2 sd
+    above where it was (on a rising trend, or in AR(1) noise): the stretch is too short to
+    be a regime to a reader of the whole series, so one change is reported at the burst,
+    not one at each end. Both ends were reported before the thirty-fifth session, in all 10
+    seeds. A monitor still reports every end: an incident is what it watches for."""
+    t = np.arange(1000, dtype=np.float64)
+    for seed in range(10):
+        rng = np.random.default_rng(3500 + seed)
+        if noise == "trend":
+            base = 0.01 * t + rng.normal(size=t.size)
+        else:
+            base = np.zeros(t.size)
+            shocks = rng.normal(size=t.size)
+            for i in range(1, t.size):
+                base[i] = 0.5 * base[i - 1] + shocks[i]
+        x = base + np.r_[np.zeros(500), np.full(12, 8.0), np.full(488, 2.0)]
+        found = detect(x)
+        assert len(found) == 1 and 495 <= found[0] <= 517, (seed, found)  # an end, +-5
+        assert len(detect(x, monitor=True)) >= 2, seed
 
 
 def test_the_dependence_left_is_the_newey_west_ratio_of_statsmodels() -> None:

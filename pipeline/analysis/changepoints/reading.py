@@ -7,8 +7,9 @@ such series follow: a polynomial of degree 1 or 2, or a line plus a slow exponen
 in the residuals (a prewhitened Newey-West check), and the search's choice of position is
 paid for with the effective number of positions of the window, not all of them. Each
 change is confirmed at ``1/n`` unless a level is given. The reader sees the whole series at
-once, so an excursion shorter than 2 % of it that returns where it was reads as a spike,
-not two changes (a plot 500 pixels wide draws it in ten).
+once, so an excursion shorter than 2 % of it reads as a spike if it returns where it was,
+and as one transition if it does not, never as two changes (a plot 500 pixels wide draws
+it in ten).
 
 **A monitor's metric** (``monitored(level)``): an hourly latency or error rate that should be
 stable. It keeps the test the product's phase benchmark was built and checked with, since
@@ -34,7 +35,8 @@ class Reading:
     growth_null: bool = True  # the null's curve may be a line plus a slow exponential
     effective_positions: bool = True  # the search paid for by effective positions, not all
     hac: bool = True  # the F statistic checked for dependence the AR(1) model left
-    # an excursion shorter than this share of the series that returns is a spike, no change
+    # an excursion shorter than this share of the series is a spike (no change) if it
+    # returns, one transition if it does not
     spike_share: float = 0.02
 
     def alpha(self, n: int) -> float:
