@@ -141,18 +141,22 @@ def test_a_burst_shorter_than_two_percent_of_a_long_series_is_no_change() -> Non
     assert monitored >= 14
 
 
-@pytest.mark.parametrize("noise", ["trend", "ar1"])
+@pytest.mark.parametrize("noise", ["trend", "ar1", "white"])
 def test_a_burst_that_ends_at_a_new_level_is_one_transition_to_a_reader(noise: str) -> None:
     """A burst of 12 points, 8 sd high, in 1,000 points, after which the series settles 2 sd
-    above where it was (on a rising trend, or in AR(1) noise): the stretch is too short to
-    be a regime to a reader of the whole series, so one change is reported at the burst,
-    not one at each end. Both ends were reported before the thirty-fifth session, in all 10
-    seeds. A monitor still reports every end: an incident is what it watches for."""
+    above where it was (on a rising trend, in AR(1) noise, or flat in white noise): the
+    stretch is too short to be a regime to a reader of the whole series, so one change is
+    reported at the burst, not one at each end. Both ends were reported before the
+    thirty-fifth session, in all 10 seeds: by the confirmation on a trend or in AR(1)
+    noise, and, once that kept one, by the level pass between two flat stretches in white
+    noise. A monitor still reports every end: an incident is what it watches for."""
     t = np.arange(1000, dtype=np.float64)
     for seed in range(10):
         rng = np.random.default_rng(3500 + seed)
         if noise == "trend":
             base = 0.01 * t + rng.normal(size=t.size)
+        elif noise == "white":
+            base = rng.normal(size=t.size)
         else:
             base = np.zeros(t.size)
             shocks = rng.normal(size=t.size)

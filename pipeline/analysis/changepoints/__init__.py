@@ -51,7 +51,7 @@ change: growth, saturation and decay are each one segment unless they break.
    through both levels explains). There a candidate between two flat stretches (no slope
    on either side, two levels beating a line or a quadratic by BIC, no autocorrelation
    left around them) is tested as a jump beyond a constant, Bonferroni-corrected at 1 %,
-   top-down.
+   top-down; in a series read once, not within 2 % of it of a change (one transition).
 4. **Spread changes** (``spread.spread_breaks``) are searched on second differences, which
    no trend can inflate (of ``log x`` where a positive series' noise grows in proportion
    to its level, as a price's does, and of ``sqrt x`` where it grows as the square root,
@@ -179,7 +179,7 @@ def _with_spread_regimes(
         z[a:b] = winsorize((x[a:b] - np.median(x[a:b])) / scale, 1.0)
         cands |= {a + k for k in _candidates(z[a:b], _min_size(b - a))[0]}
     confirmed = merge_weakest(z, sorted(cands), reading, fixed=tuple(spread), pooled=True)
-    return _placed(z, confirmed, sorted(cands), _min_size(x.size), tuple(spread))
+    return _placed(z, confirmed, sorted(cands), _min_size(x.size), tuple(spread), reading)
 
 
 def _min_size(n: int) -> int:
@@ -206,7 +206,7 @@ def segment(x: FloatArray, reading: Reading = SERIES) -> Segmentation:
     z = winsorize((x - np.median(x)) / sigma, 1.0)
     cands, rho = _candidates(z, min_size)
     confirmed = merge_weakest(z, cands, reading)
-    return Segmentation(_placed(z, confirmed, cands, min_size), sigma, rho)
+    return Segmentation(_placed(z, confirmed, cands, min_size, (), reading), sigma, rho)
 
 
 def _placed(
@@ -215,11 +215,14 @@ def _placed(
     cands: list[int],
     min_size: int,
     fixed: tuple[int, ...] = (),
+    reading: Reading = SERIES,
 ) -> list[int]:
     """The confirmed changes with their kinks re-placed, and the level shifts a curve may
-    have absorbed in the stretches between them (bounded by them and ``fixed``)."""
+    have absorbed in the stretches between them (bounded by them and ``fixed``; none within
+    the reader's resolution of a change, ``reading.spike_share`` of the series)."""
     placed = relocate(z, confirmed, min_size, fixed) if confirmed else []
-    return sorted(placed + level_shifts(z, cands, min_size, (*fixed, *placed)))
+    resolution = reading.spike_share * z.size
+    return sorted(placed + level_shifts(z, cands, min_size, (*fixed, *placed), resolution))
 
 
 def _candidates(z: FloatArray, min_size: int) -> tuple[list[int], float]:

@@ -36,6 +36,12 @@ as first built, it left the second case; run everywhere it also adds a break a d
 into some ramped onsets of the product's hourly series, which the onset dating absorbs
 since ``onset.MIN_PIECE``.)
 
+**Not beside a change, for a reader.** In a series read once, a candidate within 2 % of the
+series (``reading.spike_share``) of a change is one transition with it, as two confirmed
+changes that close are (``confirm.one_per_transition``): a burst of ten points that settles
+at a new level, its start confirmed, would otherwise gain its end here as a shift between
+two flat stretches, the burst being one (thirty-fifth session). A monitor keeps it.
+
 **The order** is top-down: the candidate with the smallest p is added if significant, and
 the two new stretches are searched again. A change's false-alarm level is at most
 ``2 ALPHA``: ``ALPHA`` for each of the two models that can confirm it.
@@ -64,17 +70,28 @@ ADEQUACY_ALPHA = 0.05  # level of each check that the level model holds
 
 
 def level_shifts(
-    x: FloatArray, candidates: list[int], min_size: int, fixed: tuple[int, ...] = ()
+    x: FloatArray,
+    candidates: list[int],
+    min_size: int,
+    fixed: tuple[int, ...] = (),
+    resolution: float = 0.0,
 ) -> list[int]:
     """The ``candidates`` that pass the level test (see the module); ``fixed`` edges (the
-    confirmed changes, spread changes) bound the stretches but are not returned."""
+    confirmed changes, spread changes) bound the stretches but are not returned. A
+    candidate within ``resolution`` points of a change (not of a series' end) is one
+    transition with it, not a new one: a reader's resolution (``confirm.one_per_transition``)."""
     pending = sorted(set(candidates) - set(fixed))
     edges = sorted({0, *fixed, x.size})
     added: list[int] = []
     stack = list(itertools.pairwise(edges))
+
+    def clear_of(c: int, edge: int) -> bool:
+        gap = abs(c - edge)
+        return gap >= min_size and (edge in (0, x.size) or gap > resolution)
+
     while stack:
         a, b = stack.pop()
-        inside = [c for c in pending if a + min_size <= c <= b - min_size]
+        inside = [c for c in pending if a < c < b and clear_of(c, a) and clear_of(c, b)]
         if not inside:
             continue
         p, tau = min((level_pvalue(x, a, c, b), c) for c in inside)
