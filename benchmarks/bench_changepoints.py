@@ -399,7 +399,7 @@ def _print_real(detectors: dict[str, Detector], unseen: bool = False) -> None:
             (visual_unseen_21(), "Annotated by eye, twenty-sixth batch, mixed (means seen once)"),
             (visual_unseen_22(), "Annotated by eye, twenty-seventh batch, mixed (means seen once)"),
             (visual_unseen_23(), "Annotated by eye, twenty-eighth batch, mixed (never scored)"),
-            (visual_unseen_24(), "Annotated by eye, twenty-ninth batch, M4 long (means seen twice)"),
+            (visual_unseen_24(), "Annotated by eye, twenty-ninth batch, M4 (means seen twice)"),
             (visual_unseen_25(), "Annotated by eye, thirtieth batch, KPIs (means seen twice)"),
         ]
         families.append(("The batches kept apart from development", False, kept_apart))
