@@ -219,9 +219,9 @@ def _placed(
 ) -> list[int]:
     """The confirmed changes with their kinks re-placed, and the level shifts a curve may
     have absorbed in the stretches between them (bounded by them and ``fixed``; none within
-    the reader's resolution of a change, ``reading.spike_share`` of the series)."""
+    the reader's resolution of a change, ``reading.resolution``)."""
     placed = relocate(z, confirmed, min_size, fixed) if confirmed else []
-    resolution = reading.spike_share * z.size
+    resolution = reading.resolution(z.size)
     return sorted(placed + level_shifts(z, cands, min_size, (*fixed, *placed), resolution))
 
 

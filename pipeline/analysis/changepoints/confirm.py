@@ -404,7 +404,7 @@ def one_per_transition(
     project README's thirty-fifth session.) A monitor keeps every excursion: an incident
     that ends is what it watches for."""
     edges = sorted({0, *fixed, x.size})
-    excursion = max(POINT_WIDTH, reading.spike_share * x.size)  # the widest spike
+    excursion = max(POINT_WIDTH, reading.resolution(x.size))  # the widest spike
     kept = list(cands)
     i = 0
     while i + 1 < len(kept):

@@ -43,6 +43,11 @@ class Reading:
         """The level of each confirmed change in a series of ``n`` points."""
         return 1.0 / max(n, 1) if self.level is None else self.level
 
+    def resolution(self, n: int) -> float:
+        """How many points of a series of ``n`` this reader sees as one place: two changes
+        that close are one transition (0 for a monitor, which keeps every excursion)."""
+        return self.spike_share * n
+
 
 SERIES = Reading()
 
