@@ -8,7 +8,13 @@ import numpy as np
 import pytest
 
 from pipeline.analysis.changepoints import detect, segment
-from pipeline.analysis.changepoints.material import FLOOR, change_size, material, material_spread
+from pipeline.analysis.changepoints.material import (
+    FLOOR,
+    change_size,
+    material,
+    material_spread,
+    series_range,
+)
 from pipeline.analysis.changepoints.spread import spread_breaks
 
 
@@ -87,3 +93,48 @@ def test_a_spread_change_too_small_to_see_goes_and_a_large_one_stays() -> None:
     x = rng.normal(0.0, 1.0, 600) * sd
     assert material_spread(x, [200, 400]) == [400]
     assert material_spread(x, []) == []
+
+
+def _burst_beside_a_small_shift(seed: int) -> np.ndarray:
+    """1,000 points of white noise (sd 1) with a burst of 8 points 40 sds tall at 300 (under
+    1 % of the points, so the 1st-99th percentile range leaves it out) and a level shift of
+    0.8 sd at 600: proven, a few percent of the percentile range, about 2 % of the chart."""
+    rng = np.random.default_rng(seed)
+    x = rng.normal(0.0, 1.0, 1000) + 0.8 * (np.arange(1000) >= 600)
+    x[300:308] += 40.0
+    return x
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_burst_sets_the_chart_a_reader_sees_and_a_one_point_outlier_does_not(
+    seed: int,
+) -> None:
+    x = _burst_beside_a_small_shift(seed)
+    assert series_range(x) < 8.0 < 40.0 < series_range(x, extremes=True)
+    spiked = x.copy()
+    spiked[300:308] -= 40.0
+    spiked[[100, 800]] += (40.0, -40.0)
+    assert series_range(spiked, extremes=True) < 10.0
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_shift_too_small_to_see_beside_a_tall_burst_is_immaterial_to_a_reader(
+    seed: int,
+) -> None:
+    """On the chart's height (the burst's) the shift is 2 %, under the floor; on the
+    percentile range a monitor's floor keeps, it is well above it, and detect() reports it
+    when reading a monitor's metric."""
+    x = _burst_beside_a_small_shift(seed)
+    assert material(x, [308, 600], span=series_range(x, extremes=True)) == [308]
+    assert material(x, [308, 600], span=series_range(x)) == [308, 600]
+    assert any(abs(b - 600) <= 10 for b in detect(x, monitor=True))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_shift_beside_one_point_outliers_stays_for_a_reader(seed: int) -> None:
+    """The same shift beside two one-point outliers of +-40 instead of the burst: a reader
+    discounts those, so the chart's height is the noise band and the shift is reported."""
+    rng = np.random.default_rng(seed)
+    x = rng.normal(0.0, 1.0, 1000) + 0.8 * (np.arange(1000) >= 600)
+    x[[300, 800]] += (40.0, -40.0)
+    assert [abs(b - 600) <= 10 for b in detect(x)] == [True]

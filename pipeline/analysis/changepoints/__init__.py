@@ -66,11 +66,12 @@ change: growth, saturation and decay are each one segment unless they break.
    bounding a short stretch would vouch for itself).
 5. **Material changes only** (``material.material``): a level or slope change that the
    tests prove but that is small beside the series' range (its fit departs from the smooth
-   curve by less than 3 % of the range, 1st to 99th percentile, of the series as given, its
-   cycle included) is dropped, smallest first: a long quiet series can prove wrinkles that
-   nobody reading it would call a change. So is a spread change that moves the edge of the
-   noise band by less than that on the series' own scale (a volatility regime of a price's
-   logarithm).
+   curve by less than 3 % of the range of the series as given, its cycle included: for a
+   series read once the chart's height, one-point outliers discounted; for a monitor's
+   metric its 1st to 99th percentile) is dropped, smallest first: a long quiet series can
+   prove wrinkles that nobody reading it would call a change. So is a spread change that
+   moves the edge of the noise band by less than that on the series' own scale (a
+   volatility regime of a price's logarithm).
 
 Assumptions: changes are abrupt in level or slope (brief beside the segments they
 separate); a smooth curve is locally quadratic, or a gradual bend, over the span between
@@ -156,7 +157,7 @@ def detect(
     spread = spread_breaks(clean, seg.breaks, min_size)
     shifts = _with_spread_regimes(clean, seg.breaks, spread, reading) if spread else seg.breaks
     apart = [s for s in spread if all(abs(s - j) > min_size for j in shifts)]
-    span = series_range(given)  # what a chart of the series shows, its cycle included
+    span = series_range(given, reading.chart_extremes)  # what a chart shows, cycle included
     kept_spread = material_spread(clean, apart, span)
     breaks = material(clean, shifts, tuple(kept_spread), span, reading.growth_null)
     breaks += kept_spread

@@ -16,12 +16,17 @@ levels; a slope change as the bend its hinge builds up. (Measured and not kept: 
 plus the slope change carried to the window's end, the change's own terms; by eye it told
 marked breaks from unmarked ones less well.)
 
-**The floor** is ``FLOOR`` of the series' range, from its 1st to its 99th percentile so
-that a spike does not set it: the range of the series as given, cycle included, since that
-is what a chart of it shows (the detection itself runs on the series with its cycle
-removed, whose range can be a small part of it). It is a resolution, as the scoring's
-margin of a few points is one for positions: a change of 3 % of the range is about the
-smallest a reader sees on a chart of the whole series. It was not fitted. Scores by eye are
+**The floor** is ``FLOOR`` of the series' range: the range of the series as given, cycle
+included, since that is what a chart of it shows (the detection itself runs on the series
+with its cycle removed, whose range can be a small part of it). For a series read once it
+is the chart's own height (``series_range(x, extremes=True)``): its maximum minus its
+minimum once each one-point outlier is pulled to its neighbours, since a reader discounts
+those while a burst of a few points sets the axis, and beside a tall burst a shift of 2 %
+of it is not seen (since the thirty-sixth session; the project README). A monitor's metric
+keeps its 1st to 99th percentile, so that one incident does not hide the next step. The
+floor is a resolution, as the scoring's margin of a few points is one for positions: a
+change of 3 % of the range is about the smallest a reader sees on a chart of the whole
+series. It was not fitted. Scores by eye are
 flat from 2 % to 8 %, and at 5 % the development set already lost small level breaks on
 large smooth curves, so the floor sits at the low end.
 
@@ -49,9 +54,9 @@ import numpy as np
 
 from pipeline.analysis.changepoints.confirm import change_designs
 from pipeline.analysis.changepoints.fit import least_squares
-from pipeline.analysis.changepoints.noise import FloatArray, robust_scale
+from pipeline.analysis.changepoints.noise import FloatArray, robust_scale, winsorize
 
-FLOOR = 0.03  # share of the series' range (1st to 99th percentile)
+FLOOR = 0.03  # share of the series' range (what a chart of it shows: ``series_range``)
 
 
 def material(
@@ -100,11 +105,18 @@ def material_spread(x: FloatArray, spread: list[int], span: float | None = None)
     return kept
 
 
-def series_range(x: FloatArray) -> float:
-    """The range a chart of ``x`` shows, its finite values' 1st to 99th percentile (a spike
-    does not set it); 0 for no finite value."""
+def series_range(x: FloatArray, extremes: bool = False) -> float:
+    """The range a chart of ``x`` shows (0 for no finite value): its finite values' 1st to
+    99th percentile, or with ``extremes`` (a reader of the whole chart, whose axis a burst
+    of a few points stretches) their maximum minus minimum once each one-point outlier is
+    pulled to its neighbours (``noise.winsorize``), since a reader discounts those."""
     finite = x[np.isfinite(x)]
-    return float(np.percentile(finite, 99) - np.percentile(finite, 1)) if finite.size else 0.0
+    if not finite.size:
+        return 0.0
+    if extremes:
+        finite = winsorize(finite, robust_scale(finite))
+        return float(finite.max() - finite.min())
+    return float(np.percentile(finite, 99) - np.percentile(finite, 1))
 
 
 def _floor(x: FloatArray, span: float | None) -> float:

@@ -9,7 +9,8 @@ paid for with the effective number of positions of the window, not all of them. 
 change is confirmed at ``1/n`` unless a level is given. The reader sees the whole series at
 once, so an excursion shorter than 2 % of it reads as a spike if it returns where it was,
 and as one transition if it does not, never as two changes (a plot 500 pixels wide draws
-it in ten).
+it in ten); and it judges a change's size against the chart's height, which a burst of a
+few points sets and a one-point outlier does not (``material.series_range``).
 
 **A monitor's metric** (``monitored(level)``): an hourly latency or error rate that should be
 stable. It keeps the test the product's phase benchmark was built and checked with, since
@@ -17,7 +18,9 @@ each part of a series' reading, alone, moved that benchmark: its null is the pol
 drift alone (a growth curve is not what a stable metric is expected to follow), the search
 is paid for with every position (Bonferroni), and the AR(1) model is trusted; the level is
 fixed because a monitor counts false alarms per day, not per series. A burst that ends is
-an incident there, so every excursion that passes is kept.
+an incident there, so every excursion that passes is kept, and the materiality floor is
+measured on the 1st to 99th percentile range, so that one incident does not hide the next
+step (with the chart's height, the product's 180-day TTFT series lost a planted onset).
 """
 
 from __future__ import annotations
@@ -38,6 +41,9 @@ class Reading:
     # an excursion shorter than this share of the series is a spike (no change) if it
     # returns, one transition if it does not
     spike_share: float = 0.02
+    # the materiality floor's range is the chart's extremes (bursts included, one-point
+    # outliers not), as a reader of the whole series sees it; else 1st-99th percentile
+    chart_extremes: bool = True
 
     def alpha(self, n: int) -> float:
         """The level of each confirmed change in a series of ``n`` points."""
@@ -54,4 +60,11 @@ SERIES = Reading()
 
 def monitored(level: float = STREAM_LEVEL) -> Reading:
     """A monitor's reading at a fixed ``level``: polynomial null, Bonferroni, AR(1) trusted."""
-    return Reading(level, growth_null=False, effective_positions=False, hac=False, spike_share=0.0)
+    return Reading(
+        level,
+        growth_null=False,
+        effective_positions=False,
+        hac=False,
+        spike_share=0.0,
+        chart_extremes=False,
+    )
