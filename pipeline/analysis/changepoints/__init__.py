@@ -32,8 +32,9 @@ change: growth, saturation and decay are each one segment unless they break.
    does not reject a unit root in the residuals, the noise is taken as a random walk and
    the jump is tested on first differences, as a burst of up to a few steps
    (``random_walk``); two survivors within a point width (in a series read once, 2 % of
-   it) are one transition, and the better is kept if it passes alone (a spike or a short
-   excursion that returns is no change). The weakest
+   it) are one transition, and the better is kept if the regimes before and after it
+   differ, tested with the points between left out (a spike or a short excursion that
+   returns is no change). The weakest
    candidate is merged first
    and only its neighbours are re-tested (a heap): O(k log k) tests. On a smooth trend with no break
    the candidates fail this test, so none is reported. A candidate that passes must also
