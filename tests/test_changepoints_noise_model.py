@@ -141,6 +141,21 @@ def test_a_burst_shorter_than_two_percent_of_a_long_series_is_no_change() -> Non
     assert monitored >= 14
 
 
+def _base(noise: str, seed: int) -> np.ndarray:
+    """1,000 points of unit noise: on a rising trend, AR(1) with rho 0.5, or flat white."""
+    t = np.arange(1000, dtype=np.float64)
+    rng = np.random.default_rng(seed)
+    if noise == "trend":
+        return 0.01 * t + rng.normal(size=t.size)
+    if noise == "white":
+        return rng.normal(size=t.size)
+    base = np.zeros(t.size)
+    shocks = rng.normal(size=t.size)
+    for i in range(1, t.size):
+        base[i] = 0.5 * base[i - 1] + shocks[i]
+    return base
+
+
 @pytest.mark.parametrize("noise", ["trend", "ar1", "white"])
 def test_a_burst_that_ends_at_a_new_level_is_one_transition_to_a_reader(noise: str) -> None:
     """A burst of 12 points, 8 sd high, in 1,000 points, after which the series settles 2 sd
@@ -150,19 +165,8 @@ def test_a_burst_that_ends_at_a_new_level_is_one_transition_to_a_reader(noise: s
     thirty-fifth session, in all 10 seeds: by the confirmation on a trend or in AR(1)
     noise, and, once that kept one, by the level pass between two flat stretches in white
     noise. A monitor still reports every end: an incident is what it watches for."""
-    t = np.arange(1000, dtype=np.float64)
     for seed in range(10):
-        rng = np.random.default_rng(3500 + seed)
-        if noise == "trend":
-            base = 0.01 * t + rng.normal(size=t.size)
-        elif noise == "white":
-            base = rng.normal(size=t.size)
-        else:
-            base = np.zeros(t.size)
-            shocks = rng.normal(size=t.size)
-            for i in range(1, t.size):
-                base[i] = 0.5 * base[i - 1] + shocks[i]
-        x = base + np.r_[np.zeros(500), np.full(12, 8.0), np.full(488, 2.0)]
+        x = _base(noise, 3500 + seed) + np.r_[np.zeros(500), np.full(12, 8.0), np.full(488, 2.0)]
         found = detect(x)
         assert len(found) == 1 and 495 <= found[0] <= 517, (seed, found)  # an end, +-5
         assert len(detect(x, monitor=True)) >= 2, seed
@@ -203,18 +207,7 @@ def test_a_tall_burst_that_returns_is_no_change_to_a_reader(noise: str) -> None:
     alone in a window that still held the burst, which any tall burst passes; it is now
     asked of the regimes before and after with the burst's points left out. A monitor
     still reports the burst: an incident is what it watches for."""
-    t = np.arange(1000, dtype=np.float64)
     for seed in range(10):
-        rng = np.random.default_rng(3600 + seed)
-        if noise == "trend":
-            base = 0.01 * t + rng.normal(size=t.size)
-        elif noise == "white":
-            base = rng.normal(size=t.size)
-        else:
-            base = np.zeros(t.size)
-            shocks = rng.normal(size=t.size)
-            for i in range(1, t.size):
-                base[i] = 0.5 * base[i - 1] + shocks[i]
-        x = base + np.r_[np.zeros(500), np.full(12, 40.0), np.zeros(488)]
+        x = _base(noise, 3600 + seed) + np.r_[np.zeros(500), np.full(12, 40.0), np.zeros(488)]
         assert detect(x) == [], seed
         assert len(detect(x, monitor=True)) >= 1, seed
