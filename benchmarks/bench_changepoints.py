@@ -391,16 +391,16 @@ def _print_real(detectors: dict[str, Detector], unseen: bool = False) -> None:
             (visual_unseen_13(), "Annotated by eye, eighteenth batch, panels (means seen once)"),
             (visual_unseen_14(), "Annotated by eye, nineteenth batch, panels (looked at)"),
             (visual_unseen_15(), "Annotated by eye, twentieth batch, panels (means seen once)"),
-            (visual_unseen_16(), "Annotated by eye, twenty-first batch, panels (never scored)"),
-            (visual_unseen_17(), "Annotated by eye, twenty-second batch, panels (never scored)"),
+            (visual_unseen_16(), "Annotated by eye, twenty-first batch, panels (means seen once)"),
+            (visual_unseen_17(), "Annotated by eye, twenty-second batch, panels (means seen once)"),
             (visual_unseen_18(), "Annotated by eye, twenty-third batch, M4 long (looked at)"),
             (visual_unseen_19(), "Annotated by eye, twenty-fourth batch, monthly (means seen)"),
             (visual_unseen_20(), "Annotated by eye, twenty-fifth batch, mixed (means seen)"),
             (visual_unseen_21(), "Annotated by eye, twenty-sixth batch, mixed (means seen once)"),
             (visual_unseen_22(), "Annotated by eye, twenty-seventh batch, mixed (means seen once)"),
-            (visual_unseen_23(), "Annotated by eye, twenty-eighth batch, mixed (never scored)"),
-            (visual_unseen_24(), "Annotated by eye, twenty-ninth batch, M4 (means seen twice)"),
-            (visual_unseen_25(), "Annotated by eye, thirtieth batch, KPIs (means seen twice)"),
+            (visual_unseen_23(), "Annotated by eye, twenty-eighth batch, mixed (means seen once)"),
+            (visual_unseen_24(), "Annotated by eye, twenty-ninth batch, M4 (means seen 4 times)"),
+            (visual_unseen_25(), "Annotated by eye, thirtieth batch, KPIs (means seen 4 times)"),
         ]
         families.append(("The batches kept apart from development", False, kept_apart))
     for together, each, parts in families:

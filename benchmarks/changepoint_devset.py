@@ -363,13 +363,15 @@ def visual_unseen_15() -> list[Series]:
 
 def visual_unseen_16() -> list[Series]:
     """A twenty-first batch (``visual_unseen_16.json``): more units of the same panel tables,
-    annotated in the twenty-fifth session and never scored: kept for a later change."""
+    annotated in the twenty-fifth session; its means were seen once, in the thirty-sixth,
+    to judge one change (not kept)."""
     return _real("visual_unseen_16.json", "visual-unseen-16")
 
 
 def visual_unseen_17() -> list[Series]:
     """A twenty-second batch (``visual_unseen_17.json``): more units of the same panel
-    tables, annotated in the twenty-sixth session and never scored: kept for a later change."""
+    tables, annotated in the twenty-sixth session; its means were seen once, in the
+    thirty-sixth, to judge one change (not kept)."""
     return _real("visual_unseen_17.json", "visual-unseen-17")
 
 
@@ -419,8 +421,8 @@ def visual_unseen_22() -> list[Series]:
 def visual_unseen_23() -> list[Series]:
     """A twenty-eighth batch (``visual_unseen_23.json``), drawn as the twenty-seventh from
     what it did not draw (development indicators, house prices, daily cases by country)
-    and a carbon price; annotated in the thirty-first session and never scored: kept for
-    judging a later change (see the data README)."""
+    and a carbon price; annotated in the thirty-first session; its means were seen once, in
+    the thirty-sixth, to judge one change (not kept; see the data README)."""
     return _real("visual_unseen_23.json", "visual-unseen-23")
 
 
