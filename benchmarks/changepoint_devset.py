@@ -10,7 +10,7 @@ builds the same series. The public part is ``tests/data/changepoints/tssb_shorte
 ``constructed_by_eye()`` gives constructed series annotated by eye, to measure where the
 construction and what people mark disagree.
 ``visual()``, ``visual_blind()``, ``visual_holdout()``, ``visual_holdout_2()``,
-``visual_holdout_3()`` and ``visual_unseen()`` to ``visual_unseen_26()`` are real series
+``visual_holdout_3()`` and ``visual_unseen()`` to ``visual_unseen_27()`` are real series
 annotated by eye from anonymised plots by three annotators each, scored against all three
 as TCPDBench scores its annotators.
 """
@@ -447,6 +447,13 @@ def visual_unseen_26() -> list[Series]:
     the thirty-sixth session and never scored: kept for a later change (see the data
     README)."""
     return _real("visual_unseen_26.json", "visual-unseen-26")
+
+
+def visual_unseen_27() -> list[Series]:
+    """A thirty-second batch (``visual_unseen_27.json``): hourly M4 series no batch drew,
+    drawn by name only; annotated in the thirty-sixth session to judge a change that acts
+    on series with a cycle (see the data README)."""
+    return _real("visual_unseen_27.json", "visual-unseen-27")
 
 
 def _real(file: str, kind: str) -> list[Series]:
