@@ -186,20 +186,29 @@ def _tested(
     """``changes_pvalue`` and whether it was taken on first differences (random walk)."""
     y = x[a:b]
     null, alt = change_designs(y, tuple(tau - a for tau in taus), reading.growth_null)
-    degree = null.shape[1] - 1
-    if y.size - alt.shape[1] < 2:
-        return np.nan, False
-    rss0 = least_squares(null, y)[0]
-    rss1, resid = least_squares(alt, y)
-    gain = rss0 - rss1
-    if gain <= 0:
-        return 1.0, False
-    if rss1 <= 1e-12 * rss0:
-        return 0.0, False  # noiseless: the change is exact
+    settled, resid = _settled(y, null, alt)
+    if settled is not None:
+        return settled, False
     if len(taus) == 1 and unit_root_plausible(resid):
         # The noise may wander like a random walk: no AR(1) model holds; test on differences.
+        degree = null.shape[1] - 1
         return integrated_pvalue(y, taus[0] - a, degree, POINT_WIDTH, reading.hac), True
     return prewhitened_pvalue(y, null, alt, lag1_rho(resid), reading.hac), False
+
+
+def _settled(y: FloatArray, null: FloatArray, alt: FloatArray) -> tuple[float | None, FloatArray]:
+    """The verdict where no noise model is needed (NaN: too few points to test; 1: the
+    alternative explains nothing more; 0: it is exact), else None, with the alternative's
+    residuals for the noise model to be read from."""
+    if y.size - alt.shape[1] < 2:
+        return np.nan, y
+    rss0 = least_squares(null, y)[0]
+    rss1, resid = least_squares(alt, y)
+    if rss0 - rss1 <= 0:
+        return 1.0, resid
+    if rss1 <= 1e-12 * rss0:
+        return 0.0, resid  # noiseless: the change is exact
+    return None, resid
 
 
 def change_designs(
@@ -446,25 +455,20 @@ def transition_pvalue(
     too few to test, or where their residuals may be a random walk (the random-walk test
     works on consecutive differences, which the gap breaks): the caller then decides by
     testing each end alone."""
+    if c - lo < 2 or hi - d < 2:
+        return np.nan
     y = x[lo:hi]
     m = y.size
     keep = np.ones(m, dtype=bool)
     keep[c - lo : d - lo] = False
-    if c - lo < 2 or hi - d < 2:
-        return np.nan
     t = (np.arange(m, dtype=np.float64) - (d - lo)) / m
     tk, yk = t[keep], y[keep]
     null = smooth_null(tk, yk, reading.growth_null)
     after = (tk >= 0).astype(np.float64)
     alt = np.column_stack([null, after, tk * after])
-    if yk.size - alt.shape[1] < 2:
-        return np.nan
-    rss0 = least_squares(null, yk)[0]
-    rss1, resid = least_squares(alt, yk)
-    if rss0 - rss1 <= 0:
-        return 1.0
-    if rss1 <= 1e-12 * rss0:
-        return 0.0  # noiseless: the change is exact
+    settled, resid = _settled(yk, null, alt)
+    if settled is not None:
+        return settled
     if unit_root_plausible(resid):
         return np.nan
     p = prewhitened_pvalue(yk, null, alt, lag1_rho(resid), reading.hac)
