@@ -10,7 +10,7 @@ builds the same series. The public part is ``tests/data/changepoints/tssb_shorte
 ``constructed_by_eye()`` gives constructed series annotated by eye, to measure where the
 construction and what people mark disagree.
 ``visual()``, ``visual_blind()``, ``visual_holdout()``, ``visual_holdout_2()``,
-``visual_holdout_3()`` and ``visual_unseen()`` to ``visual_unseen_27()`` are real series
+``visual_holdout_3()`` and ``visual_unseen()`` to ``visual_unseen_28()`` are real series
 annotated by eye from anonymised plots by three annotators each, scored against all three
 as TCPDBench scores its annotators.
 """
@@ -454,6 +454,14 @@ def visual_unseen_27() -> list[Series]:
     drawn by name only; annotated in the thirty-sixth session to judge a change that acts
     on series with a cycle (see the data README)."""
     return _real("visual_unseen_27.json", "visual-unseen-27")
+
+
+def visual_unseen_28() -> list[Series]:
+    """A thirty-third batch (``visual_unseen_28.json``): annual series from Our World in
+    Data's dataset collection, drawn by metadata only from datasets the thirty-first batch
+    did not draw; annotated in the thirty-seventh session and never scored: kept for a
+    later change (see the data README)."""
+    return _real("visual_unseen_28.json", "visual-unseen-28")
 
 
 def _real(file: str, kind: str) -> list[Series]:

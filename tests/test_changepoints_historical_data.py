@@ -63,6 +63,7 @@ def test_each_documented_series_is_well_formed_and_documented(file: str) -> None
         "visual_unseen_25.json",
         "visual_unseen_26.json",
         "visual_unseen_27.json",
+        "visual_unseen_28.json",
     ],
 )
 def test_each_visual_series_has_three_annotators_and_a_documented_source(file: str) -> None:
