@@ -404,7 +404,7 @@ def _print_real(detectors: dict[str, Detector], unseen: bool = False) -> None:
             (visual_unseen_20(), "Annotated by eye, twenty-fifth batch, mixed (means seen)"),
             (visual_unseen_21(), "Annotated by eye, twenty-sixth batch, mixed (means seen once)"),
             (visual_unseen_22(), "Annotated by eye, twenty-seventh batch, mixed (means seen once)"),
-            (visual_unseen_23(), "Annotated by eye, twenty-eighth batch, mixed (means seen once)"),
+            (visual_unseen_23(), "Annotated by eye, twenty-eighth batch, mixed (looked at)"),
             (visual_unseen_24(), "Annotated by eye, twenty-ninth batch, M4 (means seen 4 times)"),
             (visual_unseen_25(), "Annotated by eye, thirtieth batch, KPIs (means seen 4 times)"),
             (visual_unseen_26(), "Annotated by eye, thirty-first batch, OWID (never scored)"),
