@@ -220,13 +220,16 @@ def change_designs(
     positions in ``y``)."""
     m = y.size
     t = (np.arange(m, dtype=np.float64) - offsets[0]) / m
-    cols = []
-    for offset in offsets:
-        at = (offset - offsets[0]) / m
-        after = (t >= at).astype(np.float64)
-        cols += [after, (t - at) * after]
+    cols = [_jump_and_hinge(t, (offset - offsets[0]) / m) for offset in offsets]
     null = smooth_null(t, y, growth)
     return null, np.column_stack([null, *cols])
+
+
+def _jump_and_hinge(t: FloatArray, at: float) -> FloatArray:
+    """The two columns of a change at time ``at``: a jump ``(t >= at)`` and a slope change
+    ``(t - at)+``."""
+    after = (t >= at).astype(np.float64)
+    return np.column_stack([after, (t - at) * after])
 
 
 def is_gradual(x: FloatArray, a: int, tau: int, b: int, alpha: float) -> bool:
@@ -464,8 +467,7 @@ def transition_pvalue(
     t = (np.arange(m, dtype=np.float64) - (d - lo)) / m
     tk, yk = t[keep], y[keep]
     null = smooth_null(tk, yk, reading.growth_null)
-    after = (tk >= 0).astype(np.float64)
-    alt = np.column_stack([null, after, tk * after])
+    alt = np.column_stack([null, _jump_and_hinge(tk, 0.0)])
     settled, resid = _settled(yk, null, alt)
     if settled is not None:
         return settled
