@@ -69,6 +69,18 @@ def test_scale_free() -> None:
     assert detect(base) == detect(base * 1e-9 + 5) == detect(base * 1e9)
 
 
+def test_spread_changes_are_scale_free_up_to_the_float_range() -> None:
+    """The spread search squares second differences: near 1e200 that overflowed (an
+    exception, not a row), though only their ratios matter."""
+    rng = np.random.default_rng(18)
+    base = np.concatenate([rng.normal(0, 1, 200), rng.normal(0, 4, 200)])
+    found = detect(base)
+    assert found and all(abs(b - 200) <= 10 for b in found)
+    assert detect(base * 1e200) == detect(base * 1e-200) == found
+    growth = np.exp(np.linspace(0.0, 700.0, 24))  # 1 to 1e304
+    assert all(0 < b < growth.size for b in detect(growth))
+
+
 def test_autocorrelated_noise_and_trend_are_not_cut() -> None:
     rng = np.random.default_rng(9)
     e = np.zeros(1500)

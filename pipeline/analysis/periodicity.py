@@ -165,7 +165,7 @@ def _line_periods(x: FloatArray) -> tuple[float, float] | None:
         return None
     clip = _CLIP_SD * mad / _GAUSS_MAD
     d = np.clip(d, centre - clip, centre + clip)
-    d = d - d.mean()
+    d = (d - d.mean()) / mad  # the ratios below are scale-free; squares of 1e200 are not
     m = d.size
     power = np.abs(np.fft.rfft(d)) ** 2 / m
     # frequencies k/m whose period m/k lies in [2, m / _MIN_CYCLES]
@@ -174,7 +174,8 @@ def _line_periods(x: FloatArray) -> tuple[float, float] | None:
         return None
     window = max(11, (ks.size // 20) | 1)
     background = ndimage.median_filter(power[1:], size=window, mode="mirror")[ks - 1]
-    ratio = power[ks] / np.maximum(background / np.log(2.0), np.finfo(float).tiny)
+    with np.errstate(over="ignore"):  # a line over an empty background: infinitely strong
+        ratio = power[ks] / np.maximum(background / np.log(2.0), np.finfo(float).tiny)
     # Each ratio is read as exponential (chi-squared, 2 dof, over its mean; 1 dof at the
     # Nyquist term of an even length), as it would be against a known background. The
     # window median is itself noisy, so this screen passes far more often than alpha on

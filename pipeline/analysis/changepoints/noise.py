@@ -52,7 +52,10 @@ def lag1_autocorrelation(resid: FloatArray) -> float:
     """Lag-1 autocorrelation of residuals, unclipped (0 when undefined)."""
     if resid.size < 4:
         return 0.0
-    a, b = resid[:-1], resid[1:]
+    top = float(np.max(np.abs(resid)))
+    if not 0.0 < top < np.inf:
+        return 0.0
+    a, b = resid[:-1] / top, resid[1:] / top  # unit scale: the products cannot overflow
     denom = float(np.sqrt((a @ a) * (b @ b)))
     return float(a @ b) / denom if denom > 0 else 0.0
 

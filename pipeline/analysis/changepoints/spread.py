@@ -68,10 +68,12 @@ def spread_breaks(x: FloatArray, level_breaks: list[int], min_size: int) -> list
     typical = float(np.median(np.abs(d2)))
     if typical <= 0:
         return []
+    # Only ratios of spreads matter; in units of the typical one no square can overflow.
+    d2 = d2 / typical
     # A jump or kink at b shows as large second differences at b-2 and b-1: not noise.
     for b in level_breaks:
-        d2[max(b - 2, 0) : b] = typical
-    z = np.log(d2 * d2 + (0.05 * typical) ** 2)
+        d2[max(b - 2, 0) : b] = 1.0
+    z = np.log(d2 * d2 + 0.05**2)
     zw = winsorize(z, robust_scale(z))
     penalty = _PENALTY_PER_LOG_N * float(np.log(n)) * _LOG_CHI2_VAR
     cands = [b + 1 for b in binseg_mean(zw, penalty, seg_min)]
