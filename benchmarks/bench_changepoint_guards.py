@@ -186,7 +186,7 @@ def main() -> None:
     parser.add_argument("--show", action="store_true", help="list looked-at series that changed")
     args = parser.parse_args()
     for batch in args.count:
-        if not batch.startswith("visual_unseen") or not hasattr(changepoint_devset, batch):
+        if not changepoint_devset.kept_apart(batch):
             parser.error(f"--count: no batch kept apart is called {batch!r}")
     with tempfile.TemporaryDirectory() as folder:
         base = snapshot(args.base, Path(folder))

@@ -60,7 +60,8 @@ and hourly, NAB): a change that helps one band and costs another shows
 there, where the overall mean hides it.
 
 ``--judge BATCH --detect-from FILE`` is one judgement by a rule written before it: on one
-batch kept apart (``BATCH`` names its loader, e.g. ``visual_unseen_19``) it prints only the
+batch kept apart (``BATCH`` names its loader, e.g. ``visual_unseen_19``, or
+``documented_blind_2``, the second set of documented breaks) it prints only the
 means (F1, cover, their sum, to five places) of today's detect(), of the candidate in FILE,
 of z-scored Binseg and of no change points, and how many series the candidate changed,
 better and worse. Nothing series by series, so the batch can judge again; record the look
@@ -92,6 +93,7 @@ from benchmarks.changepoint_devset import (
     constructed,
     development_set,
     documented_blind,
+    documented_blind_2,
     historical,
     noise,
     visual,
@@ -209,9 +211,9 @@ def main() -> None:
                         "e.g. visual_unseen_19: means only")  # fmt: skip
     args = parser.parse_args()
     if args.judge:
-        loader = getattr(changepoint_devset, args.judge, None)
-        if not args.judge.startswith("visual_unseen") or not callable(loader):
+        if not changepoint_devset.kept_apart(args.judge):
             parser.error(f"--judge: no batch kept apart is called {args.judge!r}")
+        loader = getattr(changepoint_devset, args.judge)
         if not args.detect_from:
             parser.error("--judge: give the candidate with --detect-from FILE")
         _print_judgement(loader(), load_detect(args.detect_from))
@@ -410,6 +412,10 @@ def _print_real(detectors: dict[str, Detector], unseen: bool = False) -> None:
             (visual_unseen_26(), "Annotated by eye, thirty-first batch, OWID (never scored)"),
             (visual_unseen_27(), "Annotated by eye, thirty-second batch, M4 (never scored)"),
             (visual_unseen_28(), "Annotated by eye, thirty-third batch, OWID (never scored)"),
+            (
+                documented_blind_2(),
+                "Documented breaks, a second set annotated blind (never scored)",
+            ),
         ]
         families.append(("The batches kept apart from development", False, kept_apart))
     for together, each, parts in families:

@@ -6,7 +6,8 @@ random walks, cycles and slowly growing noise have none. Seeds are fixed, so eve
 builds the same series. The public part is ``tests/data/changepoints/tssb_shortened.json``
 (see the README there). ``historical()`` gives a few real series with documented breaks
 (``historical.json``), kept out of the development set's averages, and
-``documented_blind()`` 27 more, annotated before any detector ran on them.
+``documented_blind()`` 27 more, annotated before any detector ran on them, and
+``documented_blind_2()`` 15 more labelled the same way and never scored (kept apart).
 ``constructed_by_eye()`` gives constructed series annotated by eye, to measure where the
 construction and what people mark disagree.
 ``visual()``, ``visual_blind()``, ``visual_holdout()``, ``visual_holdout_2()``,
@@ -462,6 +463,19 @@ def visual_unseen_28() -> list[Series]:
     did not draw; annotated in the thirty-seventh session and never scored: kept for a
     later change (see the data README)."""
     return _real("visual_unseen_28.json", "visual-unseen-28")
+
+
+def documented_blind_2() -> list[Series]:
+    """A second set of documented breaks (``documented_blind_2.json``), each labelled from
+    the historical record before its values were loaded, like ``documented_blind()``;
+    built in the thirty-eighth session and never scored: kept apart for judging a change."""
+    return _real("documented_blind_2.json", "blind-2")
+
+
+def kept_apart(name: str) -> bool:
+    """Whether ``name`` is the loader of a batch kept apart from development (a judge)."""
+    judge = name.startswith("visual_unseen") or name == "documented_blind_2"
+    return judge and callable(globals().get(name))
 
 
 def _real(file: str, kind: str) -> list[Series]:

@@ -19,6 +19,8 @@ BENCH = Path(__file__).resolve().parent.parent / "benchmarks" / "bench_changepoi
         (["--judge", "visual_holdout"], "no batch kept apart is called 'visual_holdout'"),
         (["--judge", "visual_unseen_99"], "no batch kept apart is called 'visual_unseen_99'"),
         (["--judge", "visual_unseen_19"], "give the candidate with --detect-from FILE"),
+        (["--judge", "documented_blind_2"], "give the candidate with --detect-from FILE"),
+        (["--judge", "documented_blind"], "no batch kept apart is called 'documented_blind'"),
     ],
 )
 def test_a_judgement_needs_a_batch_kept_apart_and_a_candidate(

@@ -11,7 +11,9 @@ import pytest
 DATA = Path(__file__).resolve().parent / "data" / "changepoints"
 
 
-@pytest.mark.parametrize("file", ["historical.json", "documented_blind.json"])
+@pytest.mark.parametrize(
+    "file", ["historical.json", "documented_blind.json", "documented_blind_2.json"]
+)
 def test_each_documented_series_is_well_formed_and_documented(file: str) -> None:
     series = json.loads((DATA / file).read_text())
     readme = (DATA / "README.md").read_text()
