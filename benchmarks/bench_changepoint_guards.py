@@ -145,7 +145,9 @@ def run_alarms(module: str, folder: str) -> dict[tuple[int, float, bool], float]
     detect = load(module, folder)
     means = {}
     for n, rho in ALARM_CELLS:
-        series = [noise(np.random.default_rng(7000 + s), n, 1.0, rho=rho) for s in range(100)]
+        series = [
+            noise(np.random.default_rng(7000 + s), n, 1.0, rho=rho) for s in range(ALARM_SEEDS)
+        ]
         for monitor in (False, True):
             means[n, rho, monitor] = float(
                 np.mean([len(detect(x, monitor=monitor)) for x in series])
