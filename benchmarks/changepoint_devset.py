@@ -7,7 +7,7 @@ builds the same series. The public part is ``tests/data/changepoints/tssb_shorte
 (see the README there). ``historical()`` gives a few real series with documented breaks
 (``historical.json``), kept out of the development set's averages, and
 ``documented_blind()`` 27 more, annotated before any detector ran on them, and
-``documented_blind_2()`` 15 more labelled the same way and never scored (kept apart).
+``documented_blind_2()`` 34 more labelled the same way and never scored (kept apart).
 ``constructed_by_eye()`` gives constructed series annotated by eye, to measure where the
 construction and what people mark disagree.
 ``visual()``, ``visual_blind()``, ``visual_holdout()``, ``visual_holdout_2()``,
