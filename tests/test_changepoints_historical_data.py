@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
 
 DATA = Path(__file__).resolve().parent / "data" / "changepoints"
+DOCUMENTED = ["historical.json", "documented_blind.json", "documented_blind_2.json"]
 
 
-@pytest.mark.parametrize(
-    "file", ["historical.json", "documented_blind.json", "documented_blind_2.json"]
-)
+@pytest.mark.parametrize("file", DOCUMENTED)
 def test_each_documented_series_is_well_formed_and_documented(file: str) -> None:
     series = json.loads((DATA / file).read_text())
     readme = (DATA / "README.md").read_text()
@@ -28,6 +28,21 @@ def test_each_documented_series_is_well_formed_and_documented(file: str) -> None
         assert all(0 < c < len(values) for c in cps)
         assert f"`{name}`" in readme
         assert item["first"] and item["step"]
+
+
+@pytest.mark.parametrize("file", DOCUMENTED)
+def test_each_documented_break_is_the_one_the_readme_cites(file: str) -> None:
+    """The README's paragraph for a series gives each break in bold as ``**index (date)**``,
+    with its event and citation: those indices, in order, are the file's change points."""
+    series = json.loads((DATA / file).read_text())
+    readme = (DATA / "README.md").read_text()
+    for name, item in series.items():
+        paragraph = re.search(
+            rf"- \*\*`{re.escape(name)}`\*\*(.*?)(?=\n- \*\*`|\n\n|\Z)", readme, re.S
+        )
+        assert paragraph, f"{file}: no README paragraph for {name}"
+        cited = [int(i) for i in re.findall(r"\*\*(\d+)\s+\(", paragraph.group(1))]
+        assert cited == item["cps"], f"{file}: {name}"
 
 
 @pytest.mark.parametrize(
