@@ -33,7 +33,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.bench_changepoints import LOOKED_AT_MACHINE, LOOKED_AT_RDATASETS, score
+from benchmarks.bench_changepoints import score, the_500
 from benchmarks.changepoint_devset import Series, development_set, documented_blind, historical
 from pipeline.analysis import changepoints
 from pipeline.analysis.changepoints.reading import Reading
@@ -95,9 +95,8 @@ PARTS: tuple[tuple[str, str, Callable[[], contextlib.AbstractContextManager[obje
 
 def sets() -> dict[str, list[Series]]:
     """The series each column scores."""
-    looked_at = [s for load in (*LOOKED_AT_RDATASETS, *LOOKED_AT_MACHINE) for s in load()]
     return {
-        "the 500": looked_at,
+        "the 500": the_500(),
         "development": development_set(),
         "blind": documented_blind(),
         "historical": historical(),

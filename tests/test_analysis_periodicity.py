@@ -81,9 +81,10 @@ def test_alternation_at_the_nyquist_frequency_is_found() -> None:
 def test_a_noiseless_alternation_is_a_cycle_without_numeric_warnings() -> None:
     """All the power in one line leaves an empty background; the line's ratio is then
     infinite, which is the answer, not an overflow (warnings are errors in the tests)."""
-    cycle = find_cycle(np.tile([0.0, 1.0], 49)[:97])
+    alternation = np.tile([0.0, 1.0], 49)[:97]
+    cycle = find_cycle(alternation)
     assert cycle is not None and cycle.period == 2
-    assert detect(np.tile([0.0, 1.0], 49)[:97]) == []
+    assert detect(alternation) == []
 
 
 @pytest.mark.parametrize("seed", range(10))
