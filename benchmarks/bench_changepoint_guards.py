@@ -24,7 +24,7 @@ score computed, so counting spends nothing. ``--show`` lists the looked-at serie
 outputs changed, with both scores. The exit status is 1 when a guard fails.
 
 Run: .venv/bin/python benchmarks/bench_changepoint_guards.py [--base REV] [--show]
-[--count visual_unseen_26 visual_unseen_28]   (about 2 to 4 minutes on two cores)
+[--count visual_unseen_26 visual_unseen_28 visual_unseen_29]   (about 2 to 4 minutes on two cores)
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ builds the same series. The public part is ``tests/data/changepoints/tssb_shorte
 ``constructed_by_eye()`` gives constructed series annotated by eye, to measure where the
 construction and what people mark disagree.
 ``visual()``, ``visual_blind()``, ``visual_holdout()``, ``visual_holdout_2()``,
-``visual_holdout_3()`` and ``visual_unseen()`` to ``visual_unseen_28()`` are real series
+``visual_holdout_3()`` and ``visual_unseen()`` to ``visual_unseen_29()`` are real series
 annotated by eye from anonymised plots by three annotators each, scored against all three
 as TCPDBench scores its annotators.
 """
@@ -463,6 +463,14 @@ def visual_unseen_28() -> list[Series]:
     did not draw; annotated in the thirty-seventh session and never scored: kept for a
     later change (see the data README)."""
     return _real("visual_unseen_28.json", "visual-unseen-28")
+
+
+def visual_unseen_29() -> list[Series]:
+    """A thirty-fourth batch (``visual_unseen_29.json``): monthly series of Hyndman's Time
+    Series Data Library, most of them seasonal, drawn by metadata only; annotated in the
+    thirty-ninth session and never scored: kept to judge a change to series with a cycle
+    (see the data README)."""
+    return _real("visual_unseen_29.json", "visual-unseen-29")
 
 
 def documented_blind_2() -> list[Series]:
