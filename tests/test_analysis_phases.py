@@ -20,6 +20,7 @@ from pipeline.analysis.phases import (
     refine_onsets,
     severity_signal,
 )
+from pipeline.analysis.series import long_context_penalty
 from pipeline.analysis.warning_signs import warning_signs
 
 DAYS = 120
@@ -133,11 +134,14 @@ def _hourly(
     return frame.with_columns(pl.col("hour").cast(pl.Datetime("us", "UTC")))
 
 
-def _signs(hourly: pl.DataFrame, incidents: pl.DataFrame) -> dict[str, object]:
-    penalty = pl.DataFrame(
-        schema={"provider": pl.Utf8, "model": pl.Utf8, "hour": pl.Datetime("us", "UTC"),
-                "penalty": pl.Float64}
-    )  # fmt: skip
+def _signs(
+    hourly: pl.DataFrame, incidents: pl.DataFrame, penalty: pl.DataFrame | None = None
+) -> dict[str, object]:
+    if penalty is None:
+        penalty = pl.DataFrame(
+            schema={"provider": pl.Utf8, "model": pl.Utf8, "hour": pl.Datetime("us", "UTC"),
+                    "penalty": pl.Float64}
+        )  # fmt: skip
     res = warning_signs(hourly, penalty, incidents, {("p", "m"): "V"})
     return {r.sign: r for r in res}
 
@@ -169,6 +173,42 @@ def test_warning_signs_quiet_when_nothing_changes() -> None:
     empty = pl.DataFrame(schema={"vendor": pl.Utf8, "start_date": pl.Date, "end_date": pl.Date})
     signs = _signs(_hourly(0.01, limit_recent=500.0), empty)
     assert not any(r.fires for r in signs.values())
+
+
+def test_a_ttft_or_limit_recorded_as_zero_does_not_silence_a_sign() -> None:
+    """A ratio or limit of 0 (or an infinite ratio) has no logarithm: such hours are left
+    out, and the signs are still tested on the rest (they were NaN, so they never fired)."""
+    empty = pl.DataFrame(schema={"vendor": pl.Utf8, "start_date": pl.Date, "end_date": pl.Date})
+    hourly = _hourly(0.01, limit_recent=250.0)
+    hours = hourly["hour"]
+    recent = np.arange(len(hours)) >= 24 * 37
+    ratio = (
+        4.0
+        * np.where(recent, 1.6, 1.0)
+        * np.exp(np.random.default_rng(3).normal(0, 0.05, len(hours)))
+    )
+    ratio[[100, 200]] = [0.0, np.inf]  # a long and a short TTFT recorded as 0 ms
+    penalty = pl.DataFrame({"provider": "p", "model": "m", "hour": hours, "penalty": ratio})
+    limits = hourly["requests_limit"].to_numpy().copy()
+    limits[300] = 0.0
+    hourly = hourly.with_columns(pl.Series("requests_limit", limits))
+    signs = _signs(hourly, empty, penalty)
+    slower = signs["long_context_slower"]
+    assert np.isfinite(slower.pvalue) and slower.fires
+    assert slower.effect == pytest.approx(0.6, abs=0.05)
+    limited = signs["reduced_rate_limits"]
+    assert np.isfinite(limited.pvalue) and limited.fires
+
+
+def test_long_context_penalty_is_null_where_a_ttft_is_not_positive() -> None:
+    hour = datetime(2026, 1, 1, tzinfo=UTC)
+    grid = pl.DataFrame({
+        "provider": "p", "model": "m", "hour": [hour, hour, hour + timedelta(hours=1),
+        hour + timedelta(hours=1)], "context_class": ["short", "long", "short", "long"],
+        "ttft_p50_ms": [0.0, 900.0, 300.0, 1200.0],
+    })  # fmt: skip
+    penalty = long_context_penalty(grid)["penalty"].to_list()
+    assert penalty == [None, 4.0]
 
 
 def test_onsets_and_lead_times() -> None:

@@ -97,6 +97,29 @@ def test_siegmund_arl_matches_the_textbook_value() -> None:
     assert cusum_threshold(336, 0.5) == pytest.approx(4.0, abs=0.02)
 
 
+@pytest.mark.parametrize(
+    ("target", "k", "why"),
+    [(2.0, 0.5, "between 2.09 and"), (1e90, 0.5, "between 2.09 and"), (336, -1.0, "k must")],
+)
+def test_an_unreachable_cusum_target_is_refused_in_one_line(
+    target: float, k: float, why: str
+) -> None:
+    with pytest.raises(ValueError, match=why) as raised:
+        cusum_threshold(target, k)
+    assert "\n" not in str(raised.value) and "cusum_threshold" in str(raised.value)
+
+
+def test_a_steep_cusum_reference_value_still_has_a_threshold() -> None:
+    """k = 2: the ARL at the search's upper end overflows to inf, silently."""
+    h = cusum_threshold(2160, 2.0)
+    assert arl0(h, 2.0) == pytest.approx(2160, rel=1e-6)
+
+
+def test_an_empty_cusum_baseline_is_refused_rather_than_looping() -> None:
+    with pytest.raises(ValueError, match="baseline_n must be at least 10"):
+        online_alarms(np.zeros(50), baseline_n=0)
+
+
 def test_cusum_false_alarm_rate_is_calibrated() -> None:
     rng = np.random.default_rng(6)
     target = 500

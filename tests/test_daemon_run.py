@@ -70,11 +70,16 @@ def test_every_scheduled_run_leaves_exactly_one_row(
     assert len({r["run_id"] for r in rows}) == len(rows)
     # A run may be skipped as an overrun or a misfire when a loaded machine stalls the loop
     # or the spool's fsync (CI saw one on the PostgreSQL+S3 lake): the scheduler's timing
-    # verdicts, each still one row. Any other status or reason is a bug, and most runs are done.
+    # verdicts, each still one row. On such a machine the stop may also catch a run that
+    # fired but had not yet got its slot (CI saw one on a DuckDB file): skipped as a
+    # shutdown, at most one per job, since a job runs one instance at a time. Any other
+    # status or reason is a bug, and most runs are done.
     done = [r for r in rows if r["run_status"] == "done"]
     late = [r for r in rows if r["run_status"] != "done"]
     assert all(r["run_status"] == "skipped" for r in late), late
-    assert {r["skip_reason"] for r in late} <= {"overrun", "misfire"}, late
+    assert {r["skip_reason"] for r in late} <= {"overrun", "misfire", "shutdown"}, late
+    caught = [(r["provider"], r["probe"]) for r in late if r["skip_reason"] == "shutdown"]
+    assert len(caught) == len(set(caught)), late
     assert len(done) > len(rows) / 2, rows
     assert all(r["cost_usd"] is not None and r["cost_usd"] > 0 for r in done)
     assert stats.spool_depth == 0

@@ -211,10 +211,14 @@ def test_long_context_penalty_and_headroom(warehouse: Warehouse) -> None:
         for _ in range(3)
     ]
     rows += [result(started_at=T0 + timedelta(hours=1), ttft_ms=300.0).as_row()]
+    later = T0 + timedelta(hours=2)  # a long TTFT recorded as 0 ms is no measurement
+    rows += [result(started_at=later, ttft_ms=300.0).as_row()]
+    rows += [result(started_at=later, context_class="long", ttft_ms=0.0).as_row()]
     warehouse.insert_rows("probe_results", rows, key="run_id")
     penalty = warehouse.query("SELECT * FROM long_context_penalty ORDER BY hour")
     assert penalty["penalty_ratio"][0] == pytest.approx(5.0)
     assert penalty["penalty_ratio"][1] is None  # no long probes in the second hour
+    assert penalty["penalty_ratio"][2] is None  # nor a long TTFT above 0 in the third
     headroom = warehouse.query("SELECT * FROM rate_limit_headroom ORDER BY hour").row(0, named=True)
     assert headroom["requests_headroom_min"] == pytest.approx(0.25)
     assert headroom["requests_limit_p50"] == 100

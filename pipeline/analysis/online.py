@@ -30,6 +30,8 @@ __all__ = ["Alarm", "arl0", "cusum_threshold", "online_alarms"]
 
 FloatArray = NDArray[np.float64]
 _RELEARN_N = 48
+_MIN_BASELINE = 10  # observations a baseline needs for its level, scale and AR(1)
+_MAX_H = 200.0  # the threshold search's upper end, in sd (ARL near 1e87 at k = 0.5)
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,16 +52,24 @@ def arl0(h: float, k: float) -> float:
 
 
 def cusum_threshold(target_arl0: float, k: float = 0.5) -> float:
-    """Threshold ``h`` giving a one-sided in-control ARL of ``target_arl0`` observations."""
-    if target_arl0 <= 1:
-        raise ValueError("target_arl0 must exceed 1 observation")
-    return float(brentq(lambda h: arl0(h, k) - target_arl0, 0.0, 200.0))
+    """Threshold ``h`` giving a one-sided in-control ARL of ``target_arl0`` observations
+    (``h`` searched in [0, 200] sd; the ARL at ``h = 0`` is the least a CUSUM can have)."""
+    if not k >= 0:
+        raise ValueError(f"cusum_threshold: k must be at least 0, got {k!r}")
+    with np.errstate(over="ignore"):  # a steep k overflows the ARL far above any target
+        lowest, highest = arl0(0.0, k), arl0(_MAX_H, k)
+        if not lowest < target_arl0 < highest:
+            raise ValueError(
+                f"cusum_threshold: target_arl0 must lie between {lowest:.3g} and "
+                f"{highest:.3g} observations for k = {k}, got {target_arl0!r}"
+            )
+        return float(brentq(lambda h: arl0(h, k) - target_arl0, 0.0, _MAX_H))
 
 
 def _baseline(values: FloatArray) -> tuple[float, float, float]:
     """(level, innovation sd, AR(1) coefficient) of a baseline window."""
     finite = values[np.isfinite(values)]
-    if finite.size < 10:
+    if finite.size < _MIN_BASELINE:
         return float("nan"), float("nan"), 0.0
     loc = float(np.median(finite))
     dev = finite - loc
@@ -85,6 +95,11 @@ def online_alarms(
 ) -> list[Alarm]:
     """Two-sided CUSUM alarms over ``values`` (NaN skipped), mean time between false alarms
     about ``target_arl0`` observations; ``k`` is half the shift to detect, in sd units."""
+    if baseline_n < _MIN_BASELINE:
+        raise ValueError(
+            f"online_alarms: baseline_n must be at least {_MIN_BASELINE} observations, "
+            f"got {baseline_n!r}"
+        )
     x = np.asarray(values, dtype=np.float64)
     h = cusum_threshold(2 * target_arl0, k)
     alarms: list[Alarm] = []

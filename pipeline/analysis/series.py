@@ -125,7 +125,8 @@ def series(
 
 
 def long_context_penalty(grid: pl.DataFrame) -> pl.DataFrame:
-    """Per (provider, model, hour): long / short median TTFT ratio (null when either is missing)."""
+    """Per (provider, model, hour): long / short median TTFT ratio (null when either is
+    missing or not positive, as the SQL view has it: a TTFT of 0 is no measurement)."""
     short = grid.filter(pl.col("context_class") == "short").select(
         "provider", "model", "hour", pl.col("ttft_p50_ms").alias("short_ms")
     )
@@ -133,9 +134,9 @@ def long_context_penalty(grid: pl.DataFrame) -> pl.DataFrame:
         "provider", "model", "hour", pl.col("ttft_p50_ms").alias("long_ms")
     )
     joined = short.join(long, on=["provider", "model", "hour"], how="full", coalesce=True)
-    return joined.with_columns((pl.col("long_ms") / pl.col("short_ms")).alias("penalty")).sort(
-        "provider", "model", "hour"
-    )
+    measured = (pl.col("long_ms") > 0) & (pl.col("short_ms") > 0)
+    ratio = pl.when(measured).then(pl.col("long_ms") / pl.col("short_ms"))
+    return joined.with_columns(ratio.alias("penalty")).sort("provider", "model", "hour")
 
 
 _COUNTS = [

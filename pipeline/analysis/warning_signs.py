@@ -94,6 +94,12 @@ def _window(frame: pl.DataFrame, lo: datetime, hi: datetime) -> pl.DataFrame:
     return frame.filter((pl.col("hour") >= lo) & (pl.col("hour") < hi))
 
 
+def _positive(x: np.ndarray) -> np.ndarray:
+    """The finite positive values of ``x``: these signs compare logarithms, and a ratio or
+    a limit of 0 (a TTFT or an advertised limit recorded as 0) has none."""
+    return x[np.isfinite(x) & (x > 0)]
+
+
 def _lag1(x: np.ndarray) -> float:
     if x.size < 10:
         return 0.0
@@ -108,8 +114,8 @@ def _tests(
     """sign -> (effect, lo, hi, p, test, detail, worse) for one provider/model, one window."""
     ws, bs = end - RECENT, end - RECENT - BASELINE
     out: dict[str, tuple[float, float, float, float, str, str, bool]] = {}
-    pen_b = _window(penalty, bs, ws)["penalty"].drop_nulls().to_numpy()
-    pen_a = _window(penalty, ws, end)["penalty"].drop_nulls().to_numpy()
+    pen_b = _positive(_window(penalty, bs, ws)["penalty"].drop_nulls().to_numpy())
+    pen_a = _positive(_window(penalty, ws, end)["penalty"].drop_nulls().to_numpy())
     if pen_a.size >= 6 and pen_b.size >= 6:
         lb, la = np.log(pen_b), np.log(pen_a)
         eff, lo, hi = relative_shift_ci(lb, la)
@@ -172,9 +178,9 @@ def _limits(
     higher bar)."""
     tests: list[tuple[float, float, float, float, str, bool]] = []
     for col in ("requests_limit", "tokens_limit"):
-        b = base[col].drop_nulls().to_numpy().astype(float)
-        a = rec[col].drop_nulls().to_numpy().astype(float)
-        if a.size >= 3 and b.size >= 3 and np.median(b) > 0:
+        b = _positive(base[col].drop_nulls().to_numpy().astype(float))
+        a = _positive(rec[col].drop_nulls().to_numpy().astype(float))
+        if a.size >= 3 and b.size >= 3:
             lb, la = np.log(b), np.log(a)
             eff, lo, hi = relative_shift_ci(lb, la)
             p = mann_whitney_one_sided(la, lb, 0.0)  # 'baseline larger' = limits went down

@@ -8,7 +8,7 @@ SELECT
     quantile_cont(ttft_ms, 0.5) FILTER (WHERE context_class = 'short') AS ttft_short_p50_ms,
     count(*) FILTER (WHERE context_class = 'long')                     AS n_long,
     count(*) FILTER (WHERE context_class = 'short')                    AS n_short,
-    quantile_cont(ttft_ms, 0.5) FILTER (WHERE context_class = 'long')
+    nullif(quantile_cont(ttft_ms, 0.5) FILTER (WHERE context_class = 'long'), 0)
       / nullif(quantile_cont(ttft_ms, 0.5) FILTER (WHERE context_class = 'short'), 0)
                                                                        AS penalty_ratio
 FROM probes
