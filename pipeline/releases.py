@@ -8,6 +8,7 @@ so a bad line leaves the warehouse untouched.
 from __future__ import annotations
 
 import csv
+import io
 import re
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
@@ -17,6 +18,7 @@ from pathlib import Path
 import polars as pl
 
 from pipeline.config.checker import did_you_mean
+from pipeline.text_files import NotUtf8, decode_utf8
 from pipeline.warehouse import Warehouse
 
 __all__ = [
@@ -129,11 +131,13 @@ def import_releases(
 ) -> int:
     """Validate every row of a CSV, then add them all in one go; returns rows added."""
     try:
-        handle = path.open(newline="", encoding="utf-8")
+        text = decode_utf8(path.read_bytes())
     except OSError as exc:
         raise ReleaseError(f"{path}: cannot read: {exc.strerror}") from None
+    except NotUtf8 as exc:
+        raise ReleaseError(f"{path}:{exc.line}: {exc}") from None
     vendors = known_vendors(warehouse, extra_vendors)
-    with handle:
+    with io.StringIO(text, newline="") as handle:
         reader = csv.DictReader(handle)
         header = reader.fieldnames or []
         missing = [c for c in _REQUIRED if c not in header]

@@ -256,7 +256,45 @@ BAD = {
         ["probes[1].context", "token count"],
         ('context = "lots"', 1),
     ),
+    "context beyond a float": (
+        replace('context = "32k"', 'context = "' + "9" * 300 + 'k"'),
+        ["probes[1].context", "token count"],
+        ('context = "999', 1),
+    ),
+    "NaN in a body": (
+        replace('model = "m-1"', 'model = "m-1"\nbody = { reasoning = { effort = nan } }'),
+        ["providers[0].body.reasoning.effort", "finite number"],
+        None,
+    ),
+    "name too long": (
+        replace('name = "beta"', 'name = "' + "b" * 65 + '"'),
+        ["providers[1].name", "at most 64 characters"],
+        ('name = "bbb', 1),
+    ),
 }
+
+
+def test_a_key_pasted_as_the_variable_name_is_not_repeated(tmp_path: Path) -> None:
+    pasted = "sk-PASTED-CANARY-0123456789abcdef"
+    path = write(tmp_path, replace('api_key_env = "NW_TEST_KEY"', f'api_key_env = "{pasted}"'))
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert "providers[0].api_key_env" in str(info.value)
+    assert "PASTED-CANARY" not in str(info.value)
+
+
+def test_a_byte_order_mark_is_fine_and_bytes_that_are_not_utf8_name_their_line(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "nerfwatch.toml"
+    path.write_bytes(b"\xef\xbb\xbf" + VALID.encode())
+    assert [p.name for p in load_config(path).providers] == ["alpha", "beta"]
+    broken = VALID.replace('model = "m-2"', 'model = "m-\u00e9"').encode("latin-1")
+    path.write_bytes(broken)
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert info.value.line == line_of(VALID, 'model = "m-2"', 1)
+    assert "not UTF-8 text (byte 0xe9)" in str(info.value)
 
 
 @pytest.mark.parametrize("case", sorted(BAD))
@@ -320,7 +358,9 @@ def test_parse_context(text: str | int, tokens: int) -> None:
     assert parse_context(text) == tokens
 
 
-@pytest.mark.parametrize("text", ["", "k", "-1k", "0", "12q", True])
+@pytest.mark.parametrize(
+    "text", ["", "k", "-1k", "0", "12q", True, "9" * 300 + "k", 10**13, "1000000m"]
+)
 def test_parse_context_rejects(text: str | int) -> None:
     with pytest.raises(ValueError):
         parse_context(text)

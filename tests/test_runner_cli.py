@@ -94,6 +94,8 @@ def test_probe_repeat_with_task_and_context_prints_a_summary(config_file: Path) 
         ),
         (["probe", "nova", "--task", "poetry"], "--task"),
         (["probe", "nova", "--context", "lots"], "--context"),
+        (["probe", "nova", "--context", "9" * 300 + "k"], "--context: larger than any"),
+        (["probe", "nova", "--context", "0"], "--context: must be positive: '0'"),
         (["probe", "keyed"], "NERFWATCH_TEST_UNSET_KEY"),
     ],
 )
@@ -112,3 +114,18 @@ def test_probe_exits_3_when_every_probe_failed(config_file: Path) -> None:
     db = Warehouse(config_file.parent / "data" / "nerfwatch.duckdb")
     classes = db.query("SELECT error_class FROM probe_results WHERE provider = 'failing'")
     assert classes.height == 2 and "ok" not in classes["error_class"].to_list()
+
+
+def test_a_warehouse_that_cannot_be_created_stops_the_probe_before_it_is_sent(
+    config_file: Path,
+) -> None:
+    """Its rows would have nowhere to go: nothing is probed (or paid for), one line, exit 1."""
+    blocker = config_file.parent / "a-file"
+    blocker.write_text("not a folder\n", encoding="utf-8")
+    db = blocker / "nerfwatch.duckdb"
+    args = ["probe", "nova", "--config", str(config_file), "--db", str(db)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 1, result.output
+    assert "nothing probed" in result.output and str(blocker) in result.output
+    assert "error_class" not in result.output  # no probe ran, so no row was shown
+    assert result.exception is None or isinstance(result.exception, SystemExit)

@@ -182,6 +182,22 @@ def test_import_rejects_bad_rows_and_writes_nothing(
     assert warehouse.query("SELECT count(*) AS n FROM releases WHERE origin = 'user'")["n"][0] == 0
 
 
+def test_import_reads_a_spreadsheet_export_or_names_the_line_that_is_not_text(
+    warehouse: Warehouse, tmp_path: Path
+) -> None:
+    """Excel's UTF-8 export starts with a byte-order mark; a Latin-1 export is not UTF-8."""
+    rows = "vendor,model,release_date\nOpenAI,GPT-\u00c9,2026-01-01\n"
+    exported = tmp_path / "bom.csv"
+    exported.write_bytes(b"\xef\xbb\xbf" + rows.encode())
+    code, out = nerfwatch("releases", "import", str(exported), "--db", str(warehouse.path))
+    assert code == 0 and "imported 1" in out, out
+    latin = tmp_path / "latin.csv"
+    latin.write_bytes(rows.encode("latin-1"))
+    code, out = nerfwatch("releases", "import", str(latin), "--db", str(warehouse.path))
+    assert code == 2 and f"{latin}:2: not UTF-8 text (byte 0xc9)" in out, out
+    assert "Traceback" not in out
+
+
 def test_import_rejects_unknown_columns(warehouse: Warehouse, tmp_path: Path) -> None:
     bad = tmp_path / "cols.csv"
     bad.write_text("vendor,model,date\nOpenAI,GPT,2026-01-01\n")

@@ -14,7 +14,7 @@ from pipeline.commands.common import (
     existing_warehouse,
     fail,
 )
-from pipeline.config.durations import DurationError, parse_duration
+from pipeline.config.durations import DurationError, DurationTooLongError, parse_timedelta
 from pipeline.warehouse import WarehouseError
 
 __all__ = ["parse_since", "register"]
@@ -28,14 +28,28 @@ def parse_since(text: str, now: datetime | None = None) -> datetime:
         value = datetime.fromisoformat(text)
     except ValueError:
         try:
-            seconds = parse_duration(text)
+            look_back = parse_timedelta(text)
+        except DurationTooLongError:
+            raise _before_year_1(text) from None
         except DurationError:
             raise ValueError(
                 f'--since: expected a date, an ISO timestamp or a look-back such as "90d", '
                 f"got {text!r}"
             ) from None
-        return (now or datetime.now(UTC)) - timedelta(seconds=seconds)
+        return _look_back(text, look_back, now or datetime.now(UTC))
     return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+def _look_back(text: str, look_back: timedelta, now: datetime) -> datetime:
+    """``now`` minus ``look_back``; past year 1 it is bad input, not a traceback."""
+    try:
+        return now - look_back
+    except OverflowError:
+        raise _before_year_1(text) from None
+
+
+def _before_year_1(text: str) -> ValueError:
+    return ValueError(f"--since: look-back {text!r} reaches before year 1")
 
 
 def analyze(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 from typing import NoReturn
@@ -30,6 +31,7 @@ __all__ = [
 
 DEFAULT_CONFIG = Path("nerfwatch.toml")
 DEFAULT_DB = Path("nerfwatch-data/nerfwatch.duckdb")
+LOCK_WAIT_ENV = "NERFWATCH_LOCK_WAIT_S"
 
 CONFIG_OPTION = typer.Option(
     None, "--config", "-c", help="Config file (default: ./nerfwatch.toml if present)."
@@ -141,4 +143,21 @@ def missing_warehouse(path: Path | str, origin: str) -> NoReturn:
 
 
 def _open(location: Path | Lake) -> Warehouse:
-    return Warehouse(location, lock_wait_s=float(os.environ.get("NERFWATCH_LOCK_WAIT_S", "10")))
+    return Warehouse(location, lock_wait_s=_lock_wait_s())
+
+
+def _lock_wait_s() -> float:
+    """``NERFWATCH_LOCK_WAIT_S`` (default 10), refused unless a finite number >= 0: a
+    typo there (``abc``, ``nan``, ``-5``) must not silently become the wait."""
+    text = os.environ.get(LOCK_WAIT_ENV, "10")
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not (math.isfinite(seconds) and seconds >= 0):
+        fail(
+            f"environment variable {LOCK_WAIT_ENV}: expected a finite number of seconds >= 0, "
+            f"got {text!r}",
+            2,
+        )
+    return seconds

@@ -50,7 +50,10 @@ def init(
     """Write a commented starter config with presets for common providers."""
     if path.exists() and not force:
         fail(f"{path} already exists (use --force to overwrite)", 2)
-    path.write_text(STARTER_CONFIG, encoding="utf-8")
+    try:
+        path.write_text(STARTER_CONFIG, encoding="utf-8")
+    except OSError as exc:
+        fail(f"{path}: cannot write the config ({exc.strerror or exc})", 2)
     typer.echo(f"wrote {path}; next: nerfwatch config check --config {path}")
 
 

@@ -95,11 +95,11 @@ async def run_now(
 
 
 def _learned(warehouse: Warehouse) -> dict[str, dict[str, float]]:
-    """What earlier runs learned about prompt sizing; nothing when it cannot be read."""
+    """What earlier runs learned about prompt sizing; nothing when it cannot be read. (The
+    caller has migrated the warehouse: an older one has gained the prompt_chars column.)"""
     if not warehouse.path.is_file():
         return {}
     try:
-        warehouse.migrate()  # an older warehouse gains the prompt_chars column first
         return learned_chars_per_token(warehouse)
     except WarehouseError:  # SqlError too
         return {}
@@ -176,6 +176,10 @@ def probe(
                 2,
             )
     warehouse = warehouse_from(config, db)
+    try:  # before any probe is sent (and paid for): its rows must have somewhere to go
+        warehouse.migrate()
+    except WarehouseError as exc:
+        fail(f"nothing probed, the warehouse cannot store rows: {exc}", 1)
     learned = _learned(warehouse).get(chosen.name)
     rows = asyncio.run(run_now(chosen, probes, repeat, cfg.warehouse.probe_site, learned))
     if repeat > 1:
@@ -183,7 +187,6 @@ def probe(
     else:
         _show_rows(rows)
     try:
-        warehouse.migrate()
         warehouse.insert_rows("probe_results", [r.as_row() for r in rows], key="run_id")
     except WarehouseError as exc:
         fail(f"rows not stored: {exc}", 1)

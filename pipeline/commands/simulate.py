@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import typer
 from pipeline.commands.common import fail
 from pipeline.warehouse import Warehouse, WarehouseError
 from probes.simulator import Scenario, ScenarioError, bundled_scenario, configure
+from probes.simulator.history import window
 from probes.simulator.running import HOST, serve
 from probes.simulator.store import write_history
 
@@ -39,6 +41,16 @@ def _scenario(
         fail(str(exc), 2)
 
 
+def _finite(value: float | None, option: str, *, positive: bool = True) -> None:
+    """Exit 2 naming ``option`` unless ``value`` (if given) is finite and above zero, or
+    at least zero: NaN passes every ``<=`` check and then fails deep in the simulator."""
+    if value is None:
+        return
+    if not (math.isfinite(value) and (value > 0 if positive else value >= 0)):
+        bound = "above zero" if positive else ">= 0"
+        fail(f"{option}: expected a finite number {bound}, got {value}", 2)
+
+
 @simulate_app.command("serve")
 def serve_command(
     scenario: Path | None = SCENARIO_OPTION,
@@ -53,6 +65,7 @@ def serve_command(
     """Serve the scenario's providers on 127.0.0.1 until interrupted (Ctrl-C)."""
     if not 0 <= port <= 65535:
         fail(f"--port: expected 0..65535, got {port}", 2)
+    _finite(time_scale, "--time-scale", positive=False)  # 0 = no sleeps (tests)
     sim = _scenario(scenario, time_scale=time_scale, quiet=quiet or None)
 
     def ready(bound: int) -> None:
@@ -86,16 +99,24 @@ def history_command(
     ),
 ) -> None:
     """Write synthetic probe rows (source='synthetic') plus the planted phases and releases."""
-    if days <= 0:
-        fail(f"--days: expected a positive number, got {days}", 2)
+    _finite(days, "--days")
+    _finite(cadence, "--cadence-minutes")
+    _finite(step_scale, "--step-scale", positive=False)
+    _finite(noise, "--noise", positive=False)
+    if seed is not None and seed < 0:
+        fail(f"--seed: expected an integer >= 0, got {seed}", 2)
     sim = _scenario(scenario)
     changes = {"cadence_minutes": cadence, "step_scale": step_scale, "noise": noise}
     options = dataclasses.replace(
         sim.history, **{k: v for k, v in changes.items() if v is not None}
     )
-    if options.cadence_minutes <= 0:
-        fail("--cadence-minutes: expected a positive number", 2)
     when = end.replace(tzinfo=UTC) if end and end.tzinfo is None else end
+    if when is not None and when.year == datetime.max.year:
+        fail(f"--end: expected a time before the year {when.year}, got {end}", 2)
+    try:
+        window(sim, days, when)  # a start before year 1 is refused before anything is written
+    except ValueError as exc:
+        fail(f"--days: {exc}", 2)
     try:
         summary = write_history(
             Warehouse(db), sim, days=days, end=when, seed=seed, options=options, replace=not append

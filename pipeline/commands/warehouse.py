@@ -17,12 +17,14 @@ from pipeline.commands.common import (
     fail,
     warehouse_location,
 )
-from pipeline.config.durations import DurationError, parse_duration
+from pipeline.config.durations import DurationError, parse_timedelta
 from pipeline.warehouse import Lake, LakeSpecError, WarehouseError
 from pipeline.warehouse.maintenance import maintain as maintain_lake
 from pipeline.warehouse.transfer import copy_warehouse
 
 __all__ = ["register"]
+
+_MAX_KEEP = timedelta(days=36_500)  # a century: longer is "forever" for snapshots
 
 warehouse_app = typer.Typer(
     help="Move the warehouse between backends.", no_args_is_help=True, add_completion=False
@@ -78,10 +80,7 @@ def maintain(
     """Compact the configured lake: flush inlined rows, remove duplicate keys, merge small
     files, expire snapshots older than --keep and delete their files. One at a time
     across all sites (a lease); writers keep writing meanwhile."""
-    try:
-        kept = timedelta(seconds=parse_duration(keep))
-    except DurationError as exc:
-        fail(f"--keep: {exc}", 2)
+    kept = _keep(keep)
     warehouse = existing_warehouse(config, db)
     try:
         done = maintain_lake(warehouse, holder=f"{socket.gethostname()}:{os.getpid()}", keep=kept)
@@ -95,6 +94,18 @@ def maintain(
     for step in done.steps:
         typer.echo(step)
     typer.echo(f"duplicate rows removed: {done.duplicates_removed}")
+
+
+def _keep(text: str) -> timedelta:
+    """--keep as a timedelta; capped, so the lake's "now() - keep" stays a real date and a
+    huge value is refused before any step runs rather than failing halfway."""
+    try:
+        kept = parse_timedelta(text)
+    except DurationError as exc:
+        fail(f"--keep: {exc}", 2)
+    if kept > _MAX_KEEP:
+        fail(f"--keep: expected at most {_MAX_KEEP.days}d, got {text!r}", 2)
+    return kept
 
 
 def _target(to: str, catalog: str | None, data_path: str | None, path: Path | None) -> Path | Lake:

@@ -24,6 +24,7 @@ __all__ = ["Checker", "ConfigError", "did_you_mean", "named_tables", "tables", "
 MAX_DURATION_S = 366 * 86400.0
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+MAX_NAME = 64  # characters of a provider or probe name
 
 
 class ConfigError(ValueError):
@@ -114,8 +115,15 @@ class Checker:
         return seconds
 
     def env_name(self, name: str, path: str) -> None:
+        """A variable's name, never echoed when it is not one: it may be the key itself,
+        pasted where its name belongs, and errors are printed and logged."""
         if not _ENV_NAME.fullmatch(name):
-            raise self.fail(path, f"expected an environment variable name, got {name!r}")
+            raise self.fail(
+                path,
+                f"expected an environment variable name (letters, digits and _, not the key "
+                f"itself, which belongs in the environment), got {len(name)} character(s) "
+                "that are not one",
+            )
 
     def env(self, name: str, path: str, what: str) -> None:
         self.env_name(name, path)
@@ -125,6 +133,8 @@ class Checker:
             raise self.fail(path, f"environment variable {name} is set but blank ({what})")
 
     def name(self, value: str, path: str, seen: set[str], kind: str) -> str:
+        if len(value) > MAX_NAME:  # a name is printed in tables, logs and the report
+            raise self.fail(path, f"expected a name of at most {MAX_NAME} characters")
         if not _NAME.fullmatch(value):
             raise self.fail(path, f"expected a name of letters, digits, -, _ or ., got {value!r}")
         if value in seen:

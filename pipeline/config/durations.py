@@ -3,15 +3,29 @@
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 
-__all__ = ["DurationError", "format_duration", "parse_duration"]
+__all__ = [
+    "DurationError",
+    "DurationTooLongError",
+    "format_duration",
+    "parse_duration",
+    "parse_timedelta",
+]
 
 _PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)")
 _UNIT_S = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+# Whole days a timedelta holds (parse_timedelta's limit).
+_MAX_DAYS = timedelta.max.days
+_MAX_S = _MAX_DAYS * 86400.0
 
 
 class DurationError(ValueError):
     """Text that is not a duration."""
+
+
+class DurationTooLongError(DurationError):
+    """A duration longer than a timedelta holds (a caller may say why that is too long)."""
 
 
 def parse_duration(text: str) -> float:
@@ -24,6 +38,16 @@ def parse_duration(text: str) -> float:
     if seconds <= 0:
         raise DurationError(f"expected a duration above zero, got {text!r}")
     return seconds
+
+
+def parse_timedelta(text: str) -> timedelta:
+    """``parse_duration`` as a timedelta, for options used in date arithmetic: a duration
+    longer than a timedelta holds is a DurationTooLongError, not an OverflowError.
+    (Config durations keep their own, smaller cap in the checker.)"""
+    seconds = parse_duration(text)
+    if not seconds <= _MAX_S:
+        raise DurationTooLongError(f"expected a duration of at most {_MAX_DAYS}d, got {text!r}")
+    return timedelta(seconds=seconds)
 
 
 def format_duration(seconds: float) -> str:

@@ -17,6 +17,7 @@ from pipeline.config.checker import Checker, ConfigError
 from pipeline.config.model import Config, ProbeConfig, ProviderConfig, ReportConfig, WarehouseConfig
 from pipeline.config.sections import build
 from pipeline.config.toml_lines import KeyLines
+from pipeline.text_files import NotUtf8, decode_utf8
 from probes.tasks import parse_context
 
 __all__ = [
@@ -38,13 +39,17 @@ def load_config(path: str | Path, *, check_env: bool = True) -> Config:
     """
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except FileNotFoundError:
         raise ConfigError(
             str(path), None, "", "file not found (create one with `nerfwatch init`)"
         ) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(str(path), None, "", f"cannot read: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(str(path), None, "", f"cannot read: {exc.strerror or exc}") from None
+    try:
+        text = decode_utf8(raw)
+    except NotUtf8 as exc:
+        raise ConfigError(str(path), exc.line, "", str(exc)) from None
     try:
         data = tomllib.loads(text)
     except RecursionError:

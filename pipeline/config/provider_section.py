@@ -4,6 +4,7 @@ header names) because the key belongs in the environment, not the file."""
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -100,7 +101,20 @@ def _body(value: dict[str, Any], path: str, c: Checker) -> dict[str, Any]:
     for key in value:
         if key in _RESERVED_BODY:
             raise c.fail(f"{path}.{key}", "the probe sets this field itself; remove it")
+    _finite_numbers(value, path, c)
     return dict(value)
+
+
+def _finite_numbers(value: object, path: str, c: Checker) -> None:
+    """Refuse NaN and infinities anywhere in a body: JSON has no such numbers."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise c.fail(path, f"expected a finite number, got {value}")
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _finite_numbers(item, f"{path}.{key}", c)
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _finite_numbers(item, f"{path}[{i}]", c)
 
 
 def _headers(value: dict[str, Any], path: str, c: Checker) -> dict[str, str]:

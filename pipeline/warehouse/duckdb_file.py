@@ -18,7 +18,7 @@ from pathlib import Path
 
 import duckdb
 
-from pipeline.warehouse.errors import WarehouseBusy, WarehouseError, cannot_open
+from pipeline.warehouse.errors import WarehouseBusy, WarehouseError, cannot_open, make_folder
 from pipeline.warehouse.extensions import offline
 from pipeline.warehouse.migrations import unchanged
 
@@ -70,7 +70,7 @@ class FileStore:
     @contextmanager
     def schema_connection(self) -> Iterator[duckdb.DuckDBPyConnection]:
         """A plain read-write connection for migrations (the folder is created first)."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        make_folder(self.path.parent)
         con = self._open(read_only=False)
         try:
             yield con

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 
 import duckdb
 
-from pipeline.warehouse.errors import WarehouseError, cannot_open, one_line
+from pipeline.warehouse.errors import WarehouseError, cannot_open, make_folder, one_line
 from pipeline.warehouse.extensions import load_extension, offline
 from pipeline.warehouse.lake import Lake, LakeSpecError, check_catalog
 from pipeline.warehouse.lake_schema import for_ducklake
@@ -129,7 +129,7 @@ def attach_lake(con: duckdb.DuckDBPyConnection, lake: Lake, alias: str, *, read_
     database (also a DuckDB file's, to copy between backends). Errors are one line."""
     kind, target = check_catalog(lake.catalog)
     for folder in lake.local_paths():
-        folder.mkdir(parents=True, exist_ok=True)
+        make_folder(folder)
     try:
         load_extension(con, "ducklake")
         load_extension(con, _CATALOG_EXTENSION[kind])

@@ -31,6 +31,17 @@ class WarehouseBusy(WarehouseError):
     """Another process holds the DuckDB file longer than we are willing to wait."""
 
 
+def make_folder(folder: Path) -> None:
+    """Create ``folder`` (and its parents) for the warehouse's files, or say in one line why
+    not (a file where a folder should be, no permission), before anything is written."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise WarehouseError(
+            f"{folder}: cannot create the warehouse's folder: {exc.strerror or exc}"
+        ) from None
+
+
 def one_line(text: object) -> str:
     """An engine's message (DuckDB's often span lines: hints, S3 replies) as one line."""
     return " ".join(str(text).split())

@@ -43,7 +43,7 @@ from probes.simulator.scenario import (
 )
 from probes.simulator.uuid7 import uuid7_batch
 
-__all__ = ["Window", "generate", "window"]
+__all__ = ["Window", "check_options", "generate", "window"]
 
 Floats = npt.NDArray[np.float64]
 Bools = npt.NDArray[np.bool_]
@@ -62,9 +62,39 @@ class Window:
 
 
 def window(scenario: Scenario, days: float, end: datetime | None = None) -> Window:
-    """``days`` ending at ``end`` (default now); day 0 as the live server computes it."""
+    """``days`` ending at ``end`` (default now); day 0 as the live server computes it.
+
+    ``days`` must be a positive number whose start is a date, ``end`` before the year
+    9999 (ValueError otherwise): NaN slipped past ``days <= 0`` and failed deep in
+    timedelta.
+    """
+    if not (math.isfinite(days) and days > 0):
+        raise ValueError(f"expected a number of days above zero, got {days}")
     end = end or datetime.now(UTC)
-    return Window(end - timedelta(days=days), end, scenario.clock.start_at(end.date()))
+    if end.year == datetime.max.year:  # the draws run to the next midnight
+        raise ValueError(f"end: expected a time before the year {end.year}, got {end}")
+    try:
+        start = end - timedelta(days=days)
+        day0 = scenario.clock.start_at(end.date())
+    except OverflowError:
+        raise ValueError(
+            f"a history of {days} days ending {end:%Y-%m-%d} (or the scenario's day 0) "
+            "would start before year 1"
+        ) from None
+    return Window(start, end, day0)
+
+
+def check_options(opts: HistoryOptions) -> None:
+    """Raise ValueError naming the first option the CLI can override that is not usable:
+    a NaN cadence or noise would otherwise write NaN rows or fail in numpy."""
+    if not (math.isfinite(opts.cadence_minutes) and opts.cadence_minutes > 0):
+        raise ValueError(
+            f"cadence_minutes: expected a finite number above zero, got {opts.cadence_minutes}"
+        )
+    for name in ("noise", "step_scale"):
+        value = getattr(opts, name)
+        if not (math.isfinite(value) and value >= 0):
+            raise ValueError(f"{name}: expected a finite number >= 0, got {value}")
 
 
 def _drawn(win: Window) -> Window:
@@ -89,8 +119,9 @@ def generate(
     seed: int | None = None,
     options: HistoryOptions | None = None,
 ) -> pl.DataFrame:
-    """All synthetic rows for the window, sorted by time."""
+    """All synthetic rows for the window, sorted by time (ValueError for unusable options)."""
     opts = options or scenario.history
+    check_options(opts)
     rng = np.random.default_rng(scenario.seed if seed is None else seed)
     drawn = _drawn(win)
     t0, t1 = drawn.start.timestamp(), drawn.end.timestamp()

@@ -7,13 +7,16 @@ fields (and defaults) are the documentation of the keys, mirrored in ``README.md
 from __future__ import annotations
 
 import dataclasses
+import math
 import tomllib
 import types
 import typing
+from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
+from pipeline.text_files import NotUtf8, decode_utf8
 from probes.simulator.faults import FAULTS
 from probes.simulator.scenario import (
     ERROR_KINDS,
@@ -36,6 +39,95 @@ _FORMATS = ("openai", "anthropic")
 _REASONING = ("none", "reasoning_content", "think_tags", "thinking")
 
 
+@dataclass(frozen=True, slots=True)
+class _Range:
+    """Where a numeric key's values may lie (every number must also be finite)."""
+
+    low: float
+    high: float = math.inf
+    above: bool = False  # strictly above ``low``: 0 makes no sense (a speed, a cadence)
+
+    def holds(self, value: float) -> bool:
+        return (value > self.low if self.above else value >= self.low) and value <= self.high
+
+    def text(self) -> str:
+        low = f"above {self.low:g}" if self.above else f">= {self.low:g}"
+        return low if self.high == math.inf else f"{low} and <= {self.high:g}"
+
+
+_AT_LEAST_0 = _Range(0.0)  # durations, latencies, rates, counts, multipliers, sigmas
+_ABOVE_0 = _Range(0.0, above=True)  # divisors and lengths: 0 makes no sense
+_SHARE = _Range(0.0, 1.0)  # probabilities and shares
+
+# Keys not listed need only be finite: days of phases and releases, peak hour and weekday,
+# demand_error_exponent, business_error_code. Table values (errors = {k = x}) are
+# checked one by one.
+_RANGES: dict[type, dict[str, _Range]] = {
+    Scenario: {"seed": _AT_LEAST_0, "time_scale": _AT_LEAST_0},  # time_scale 0 = no sleeps
+    Clock: {"length_days": _Range(0.0, 36_500.0, above=True), "speed": _ABOVE_0},  # a century
+    Rhythm: {"daily_amplitude": _AT_LEAST_0, "weekly_amplitude": _AT_LEAST_0},  # see _check_demand
+    FaultTiming: {
+        "keepalive_s": _AT_LEAST_0,
+        "keepalive_interval_s": _ABOVE_0,
+        "drip_interval_s": _ABOVE_0,
+        "huge_chunk_bytes": _ABOVE_0,
+    },
+    HistoryOptions: {
+        "cadence_minutes": _ABOVE_0,
+        "noise": _AT_LEAST_0,
+        "heavy_tail": _SHARE,
+        "tail_alpha": _ABOVE_0,
+        "seasonality": _AT_LEAST_0,
+        "gaps_per_month": _AT_LEAST_0,
+        "gap_hours": _AT_LEAST_0,
+        "outliers": _SHARE,
+        "step_scale": _AT_LEAST_0,
+        "scheduler_jitter_s": _AT_LEAST_0,
+    },
+    ProbeSpec: {
+        "context_tokens": _ABOVE_0,
+        "max_output_tokens": _ABOVE_0,
+        "answer_tokens": _ABOVE_0,
+        "every_minutes": _ABOVE_0,
+    },
+    Provider: {
+        "reasoning_tokens": _AT_LEAST_0,
+        "base_latency_ms": _AT_LEAST_0,
+        "queue_ms_per_request": _AT_LEAST_0,
+        "background_load": _AT_LEAST_0,
+        "prefill_ms_per_ktok": _AT_LEAST_0,
+        "prefill_exponent": _ABOVE_0,
+        "output_tps": _ABOVE_0,
+        "decode_load_sensitivity": _AT_LEAST_0,
+        "ttft_noise": _AT_LEAST_0,
+        "itl_jitter": _AT_LEAST_0,
+        "wrong_rate": _SHARE,
+        "wrong_script_rate": _SHARE,
+        "errors": _SHARE,
+        "faults": _SHARE,
+        "rate_limit_requests": _AT_LEAST_0,  # 0 = no rate-limit headers
+        "rate_limit_tokens": _AT_LEAST_0,
+        "rate_limit_utilisation": _SHARE,
+        "max_context": _ABOVE_0,
+        "price_input_per_mtok": _AT_LEAST_0,
+        "price_output_per_mtok": _AT_LEAST_0,
+    },
+    Phase: {
+        "ramp_days": _AT_LEAST_0,
+        "latency_short": _ABOVE_0,
+        "latency_long": _ABOVE_0,
+        "speed": _ABOVE_0,
+        "error_multiplier": _AT_LEAST_0,
+        "error_multipliers": _AT_LEAST_0,
+        "wrong_multiplier": _AT_LEAST_0,
+        "quantized": _SHARE,
+        "wrong_script_rate": _SHARE,
+        "rate_limit": _AT_LEAST_0,
+        "fault_multiplier": _AT_LEAST_0,
+    },
+}
+
+
 class ScenarioError(ValueError):
     """A scenario file that cannot be used; the message names file and key."""
 
@@ -53,9 +145,11 @@ def load_scenario(path: str | Path) -> Scenario:
     """Read and validate a scenario file."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = decode_utf8(path.read_bytes())
     except OSError as exc:
         raise ScenarioError(f"{path}: cannot read scenario ({exc.strerror})") from None
+    except NotUtf8 as exc:
+        raise ScenarioError(f"{path}:{exc.line}: {exc}") from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -83,6 +177,9 @@ def parse_scenario(data: dict[str, Any], *, where: str = "<scenario>") -> Scenar
     probes = tuple(
         _build(ProbeSpec, raw, f"{where}: probes[{i}]") for i, raw in enumerate(probes_raw)
     )
+    _check_demand(rhythm, history.seasonality, f"{where}: [rhythm]")
+    for i, provider in enumerate(providers):
+        _check_demand(provider.rhythm, history.seasonality, f"{where}: providers[{i}].rhythm")
     data.setdefault("name", Path(where).stem)
     data.setdefault("description", "")
     return _build(
@@ -96,6 +193,20 @@ def parse_scenario(data: dict[str, Any], *, where: str = "<scenario>") -> Scenar
         fault_timing=timing,
         history=history,
     )
+
+
+def _check_demand(rhythm: Rhythm | None, seasonality: float, where: str) -> None:
+    """Demand is 1 + amplitude x seasonality x cos(...): above 1 it turns negative at the
+    trough, and a negative Poisson load fails in numpy mid-history."""
+    if rhythm is None:
+        return
+    for key in ("daily_amplitude", "weekly_amplitude"):
+        amplitude = getattr(rhythm, key)
+        if amplitude * seasonality > 1:
+            raise ScenarioError(
+                f"{where}: key '{key}': {amplitude:g} x [history] seasonality "
+                f"{seasonality:g} is above 1 (demand would turn negative)"
+            )
 
 
 def _provider(raw: dict[str, Any], where: str, clock: Clock) -> Provider:
@@ -137,7 +248,7 @@ def _day_of(raw: dict[str, Any], where: str, clock: Clock) -> float:
             raise ScenarioError(f"{where}: key 'date' needs [clock].start to be set")
         return float((when - clock.start).days)
     day = raw.pop("day", 0.0)
-    if isinstance(day, bool) or not isinstance(day, int | float):
+    if isinstance(day, bool) or not isinstance(day, int | float) or not math.isfinite(day):
         raise ScenarioError(f"{where}: key 'day': expected a number of days, got {day!r}")
     return float(day)
 
@@ -179,14 +290,27 @@ def _build(cls: type[T], raw: Any, where: str, **given: Any) -> T:
     if unknown:
         raise ScenarioError(f"{where}: unknown key(s) {unknown}; known: {sorted(names)}")
     values = dict(given)
+    ranges = _RANGES.get(cls, {})
     for key, value in raw.items():
         if key in given:
             continue
         values[key] = _coerce(value, hints[key], f"{where}: key '{key}'")
+        if key in ranges:
+            _check_range(values[key], ranges[key], f"{where}: key '{key}'")
     try:
         return cls(**values)
     except TypeError as exc:
         raise ScenarioError(f"{where}: {exc}") from None
+
+
+def _check_range(value: Any, allowed: _Range, where: str) -> None:
+    """A number (or each number of a table) within ``allowed``; NaN rows must not reach
+    the warehouse, nor negative latencies."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _check_range(v, allowed, f"{where}.{k}")
+    elif isinstance(value, int | float) and not allowed.holds(value):
+        raise ScenarioError(f"{where}: expected a number {allowed.text()}, got {value!r}")
 
 
 def _coerce(value: Any, hint: Any, where: str) -> Any:
@@ -202,6 +326,8 @@ def _coerce(value: Any, hint: Any, where: str) -> Any:
     if hint is float:
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise ScenarioError(f"{where}: expected a number, got {value!r}")
+        if not math.isfinite(value):
+            raise ScenarioError(f"{where}: expected a finite number, got {value!r}")
         return float(value)
     if hint is int:
         if isinstance(value, bool) or not isinstance(value, int):

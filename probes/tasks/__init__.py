@@ -76,6 +76,9 @@ def ladder(max_context: int) -> list[int]:
     return sizes
 
 
+_MAX_CONTEXT = 1e12  # tokens: far beyond any model, yet a size an int and a float both hold
+
+
 def parse_context(value: str | int) -> int:
     """``"32k"`` → 32000, ``"1m"`` → 1000000, ``"2048"`` or 2048 → 2048 (k = 1000).
 
@@ -85,11 +88,15 @@ def parse_context(value: str | int) -> int:
     if isinstance(value, int):
         if value <= 0:
             raise ValueError("must be positive")
+        if value >= _MAX_CONTEXT:
+            raise ValueError(f"larger than any model's context ({_MAX_CONTEXT:.0e} tokens)")
         return value
     match = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([km]?)", value.strip().lower())
     if not match:
-        raise ValueError(f"not a token count: {value!r}")
-    tokens = int(float(match[1]) * {"": 1, "k": 1_000, "m": 1_000_000}[match[2]])
-    if tokens <= 0:
-        raise ValueError(f"context size must be positive: {value!r}")
-    return tokens
+        raise ValueError("not a token count")
+    tokens = float(match[1]) * {"": 1, "k": 1_000, "m": 1_000_000}[match[2]]
+    if not tokens < _MAX_CONTEXT:  # also infinity: 300 digits overflow a float
+        raise ValueError(f"larger than any model's context ({_MAX_CONTEXT:.0e} tokens)")
+    if int(tokens) <= 0:
+        raise ValueError("must be positive")
+    return int(tokens)
