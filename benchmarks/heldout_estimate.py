@@ -15,14 +15,14 @@ not drawn from it. A batch's figures are those of detect() as it was at that loo
 changes judged on other data are not credited to it.
 
 **Which detect().** Where a first look judged a candidate that was then adopted (the
-seventeenth, eighteenth, nineteenth, twenty-third and twenty-ninth batches), two figures exist: the
-committed detect()'s, unbiased for that day's detector but blind to the change adopted, and
-the candidate's, which is today's detector there but biased upwards, since it was adopted
-because it scored well on that very batch. Both estimates are printed; today's detect() lies
-between them or near the first.
+seventeenth, eighteenth, nineteenth, twenty-third, twenty-ninth and thirty-fifth batches), two
+figures exist: the committed detect()'s, unbiased for that day's detector but blind to the
+change adopted, and the candidate's, which is today's detector there but biased upwards,
+since it was adopted because it scored well on that very batch. Both estimates are printed;
+today's detect() lies between them or near the first.
 
 **Uncertainty.** Batches, not series, are resampled (20,000 draws, fixed seed): series of
-one batch share a source and annotators, so they are not independent. With sixteen batches
+one batch share a source and annotators, so they are not independent. With seventeen batches
 the interval is rough; the share of resamples that reach the goal on each measure is printed
 beside it, not a probability that the goal is met.
 
@@ -58,7 +58,7 @@ class FirstLook:
 # from the fifteenth batch on (the twenty-ninth's look judged a candidate then adopted, the
 # thirtieth's one that was not; the twenty-first, twenty-second and twenty-eighth were first
 # scored in the thirty-sixth session, by a detect() two changes newer, judging one that was
-# not adopted).
+# not adopted; the thirty-fifth's, in the thirty-ninth, judged one that was adopted).
 # Earlier first looks scored a detect() many changes older and are left out, as in every
 # estimate since the twenty-eighth session.
 FIRST_LOOKS = (
@@ -78,6 +78,7 @@ FIRST_LOOKS = (
     FirstLook("twenty-eighth (visual_unseen_23)", (0.620, 0.616), (0.620, 0.616), (0.650, 0.652)),
     FirstLook("twenty-ninth (visual_unseen_24)", (0.700, 0.793), (0.704, 0.793), (0.578, 0.665)),
     FirstLook("thirtieth (visual_unseen_25)", (0.432, 0.497), (0.432, 0.497), (0.602, 0.720)),
+    FirstLook("thirty-fifth (visual_unseen_30)", (0.578, 0.681), (0.599, 0.692), (0.506, 0.658)),
 )
 
 

@@ -82,6 +82,7 @@ def test_each_documented_break_is_the_one_the_readme_cites(file: str) -> None:
         "visual_unseen_27.json",
         "visual_unseen_28.json",
         "visual_unseen_29.json",
+        "visual_unseen_30.json",
     ],
 )
 def test_each_visual_series_has_three_annotators_and_a_documented_source(file: str) -> None:

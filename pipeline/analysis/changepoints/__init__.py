@@ -73,6 +73,11 @@ change: growth, saturation and decay are each one segment unless they break.
    prove wrinkles that nobody reading it would call a change. So is a spread change that
    moves the edge of the noise band by less than that on the series' own scale (a
    volatility regime of a price's logarithm).
+6. **Whole cycles** (``cycle_means.in_cycle_means``): in a series read once where step 0
+   found a cycle of period P, a level or slope change must also show in the means of whole
+   cycles around it (the confirmation's test on the block means, at the level of a series
+   of ``n // P`` points), since a real cycle varies from one period to the next and what a
+   fixed profile leaves is dependent within each cycle; a monitor's metric skips this.
 
 Assumptions: changes are abrupt in level or slope (brief beside the segments they
 separate); a smooth curve is locally quadratic, or a gradual bend, over the span between
@@ -88,6 +93,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pipeline.analysis.changepoints.confirm import merge_weakest
+from pipeline.analysis.changepoints.cycle_means import in_cycle_means
 from pipeline.analysis.changepoints.level import level_shifts
 from pipeline.analysis.changepoints.locate import relocate
 from pipeline.analysis.changepoints.material import material, material_spread, series_range
@@ -149,7 +155,7 @@ def detect(
     if level is not None and not 0.0 < level < 1.0:
         raise ValueError(f"detect: level must lie strictly between 0 and 1, got {level!r}")
     given = np.asarray(values, dtype=np.float64).ravel()
-    x, _ = remove_cycle(given)
+    x, cycle = remove_cycle(given)
     positions = np.flatnonzero(np.isfinite(x))
     clean = x[positions]
     reading = _reading(level, monitor)
@@ -161,9 +167,11 @@ def detect(
     span = series_range(given, reading.chart_extremes)  # what a chart shows, cycle included
     kept_spread = material_spread(clean, apart, span)
     breaks = material(clean, shifts, tuple(kept_spread), span, reading.growth_null)
-    breaks += kept_spread
-    found = {int(positions[b]) for b in breaks if 0 < b < clean.size}
-    return sorted(found)
+    found = [int(positions[b]) for b in breaks if 0 < b < clean.size]
+    spread_found = tuple(int(positions[b]) for b in kept_spread if 0 < b < clean.size)
+    if cycle is not None and reading.whole_cycles:
+        found = in_cycle_means(x, found, spread_found, cycle.period, reading)
+    return sorted({*found, *spread_found})
 
 
 def _with_spread_regimes(

@@ -44,6 +44,8 @@ class Reading:
     # the materiality floor's range is the chart's extremes (bursts included, one-point
     # outliers not), as a reader of the whole series sees it; else 1st-99th percentile
     chart_extremes: bool = True
+    # in a series with a cycle, a level or slope change must show in whole-cycle means too
+    whole_cycles: bool = True
 
     def alpha(self, n: int) -> float:
         """The level of each confirmed change in a series of ``n`` points."""
@@ -67,4 +69,5 @@ def monitored(level: float = STREAM_LEVEL) -> Reading:
         hac=False,
         spike_share=0.0,
         chart_extremes=False,
+        whole_cycles=False,
     )

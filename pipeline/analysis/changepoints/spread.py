@@ -86,9 +86,9 @@ def spread_breaks(x: FloatArray, level_breaks: list[int], min_size: int) -> list
         left, right = np.abs(d2[lo : c - 1]), np.abs(d2[c - 1 : hi])
         if left.size < seg_min // 2 or right.size < seg_min // 2:
             continue
-        ratio = float(np.median(right) / max(float(np.median(left)), 1e-300))
-        if 1.0 / MIN_SPREAD_RATIO < ratio < MIN_SPREAD_RATIO:
-            continue
+        before, after = float(np.median(left)), float(np.median(right))
+        if after < MIN_SPREAD_RATIO * before and before < MIN_SPREAD_RATIO * after:
+            continue  # within the smallest spread ratio either way (no division: a 0 side)
         p = float(stats.mannwhitneyu(left, right, method="asymptotic").pvalue)
         if not (np.isfinite(p) and p <= level):
             continue
