@@ -99,7 +99,6 @@ def history_command(
     ),
 ) -> None:
     """Write synthetic probe rows (source='synthetic') plus the planted phases and releases."""
-    _finite(days, "--days")
     _finite(cadence, "--cadence-minutes")
     _finite(step_scale, "--step-scale", positive=False)
     _finite(noise, "--noise", positive=False)
@@ -114,7 +113,7 @@ def history_command(
     if when is not None and when.year == datetime.max.year:
         fail(f"--end: expected a time before the year {when.year}, got {end}", 2)
     try:
-        window(sim, days, when)  # a start before year 1 is refused before anything is written
+        window(sim, days, when)  # bad days (NaN, <= 0, before year 1) refused before any write
     except ValueError as exc:
         fail(f"--days: {exc}", 2)
     try:
