@@ -3,7 +3,15 @@ options and calls into the library; errors become one line and an exit status he
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Sequence
+
 import typer
+
+try:  # Typer 0.2x carries its own copy of Click and raises that copy's exceptions
+    from typer._click import exceptions as click_errors
+except ImportError:  # older Typer runs on Click itself
+    from click import exceptions as click_errors  # type: ignore[no-redef]
 
 from pipeline.commands import (
     analyze,
@@ -31,6 +39,22 @@ for module in (foundation, simulate, probe, drift, daemon, analyze, report, demo
     module.register(app)
 
 
-def main() -> None:
-    """Console-script entry point."""
-    app()
+def main(argv: Sequence[str] | None = None) -> None:
+    """Console-script entry point. A usage error (unknown option, missing value) is one line
+    naming the command and how to get its help, and exit status 2, like every other bad input."""
+    try:
+        status = app(args=argv, prog_name="nerfwatch", standalone_mode=False)
+    except click_errors.NoArgsIsHelpError:
+        sys.exit(2)  # the help was printed by Typer; nothing was asked of the command
+    except click_errors.UsageError as exc:
+        command = f"{exc.ctx.command_path} --help" if exc.ctx else "--help"
+        typer.echo(f"error: {exc.format_message()} (see '{command}')", err=True)
+        sys.exit(exc.exit_code)
+    except click_errors.ClickException as exc:
+        typer.echo(f"error: {exc.format_message()}", err=True)
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        typer.echo("error: aborted", err=True)
+        sys.exit(1)
+    # a command returns None; typer.Exit(code) comes back as its code
+    sys.exit(status if isinstance(status, int) else 0)

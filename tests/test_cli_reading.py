@@ -84,3 +84,14 @@ def test_releases_list_suggests_a_vendor(warehouse: Warehouse, tmp_path: Path) -
     assert result.exit_code == 2 and "known: " in result.output and "Anthropic" in result.output
     result = CliRunner().invoke(app, [*args, "Anthropic", "--format", "csv"])
     assert result.exit_code == 0 and result.output.count("\nAnthropic,") > 1
+
+
+def test_migrating_from_a_missing_warehouse_is_refused_before_the_target_exists(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    missing, target = tmp_path / "typo.duckdb", tmp_path / "copy.duckdb"
+    args = ["warehouse", "migrate", "--db", str(missing), "--to", "duckdb", "--path", str(target)]
+    code, out = invoke(args, tmp_path, monkeypatch)
+    assert code == 2, out
+    assert out.strip().splitlines()[0].startswith(f"error: --db: no warehouse at {missing} ")
+    assert sorted(p.name for p in tmp_path.iterdir()) == []

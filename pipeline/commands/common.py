@@ -18,12 +18,14 @@ __all__ = [
     "DB_OPTION",
     "DEFAULT_CONFIG",
     "DEFAULT_DB",
+    "cannot_write",
     "config_if_any",
     "existing_warehouse",
     "fail",
     "load_or_fail",
     "missing_warehouse",
     "provider_or_fail",
+    "require_warehouse",
     "warehouse_from",
     "warehouse_location",
     "warehouse_path",
@@ -48,6 +50,24 @@ def fail(message: str, code: int = 1) -> NoReturn:
     """Print one line to stderr and exit: 2 for bad input, 1 for other failures."""
     typer.echo(f"error: {message}", err=True)
     raise typer.Exit(code)
+
+
+# an output path the user chose that cannot be written: their input, so exit status 2
+_PATH_FAULTS = (
+    FileExistsError,
+    FileNotFoundError,
+    IsADirectoryError,
+    NotADirectoryError,
+    PermissionError,
+)
+
+
+def cannot_write(option: str, target: Path, exc: OSError) -> NoReturn:
+    """Exit naming the option and the path it could not write: status 2 when the path is
+    wrong (a missing folder, a file in the way, no permission), 1 when the system failed
+    (a full disk, an I/O error). The path is the user's, never a temporary file's."""
+    reason = exc.strerror or type(exc).__name__
+    fail(f"{option}: cannot write {target}: {reason}", 2 if isinstance(exc, _PATH_FAULTS) else 1)
 
 
 def load_or_fail(path: Path | None, *, check_env: bool = True) -> Config:
@@ -125,12 +145,17 @@ def existing_warehouse(config: Path | None, db: Path | None) -> Warehouse:
     mistyped path would quietly answer from nothing.
     """
     location, origin = warehouse_location(config, db)
+    require_warehouse(location, origin)
+    return _open(location)
+
+
+def require_warehouse(location: Path | Lake, origin: str) -> None:
+    """Exit 2 unless a warehouse exists at ``location`` (``origin``: where it was named)."""
     if isinstance(location, Lake):
         if not location.catalog_exists():
             missing_warehouse(location.where, origin)
     elif not location.is_file():
         missing_warehouse(location, origin)
-    return _open(location)
 
 
 def missing_warehouse(path: Path | str, origin: str) -> NoReturn:

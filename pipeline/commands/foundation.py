@@ -13,6 +13,7 @@ from rich.table import Table
 from pipeline.commands.common import (
     CONFIG_OPTION,
     DB_OPTION,
+    cannot_write,
     existing_warehouse,
     fail,
     load_or_fail,
@@ -134,14 +135,22 @@ def sql(
         fail(f"--format: expected one of {', '.join(FORMATS)}, got {fmt!r}", 2)
     if query is None:
         fail("give SQL text, a .sql file or a canned query name (see --list)", 2)
+    if fmt == "parquet" and out is None:
+        fail("--format parquet needs --out FILE", 2)
     warehouse = existing_warehouse(config, db)
     try:
-        text = resolve_sql(query)
-        frame = warehouse.query(text)
-        write_frame(frame, fmt, out)
+        frame = warehouse.query(resolve_sql(query))
     except (QueryError, SqlError, ValueError) as exc:
         fail(str(exc), 2)
-    except (WarehouseError, pl.exceptions.PolarsError, OSError) as exc:
+    except (WarehouseError, OSError) as exc:
+        fail(" ".join(str(exc).split()), 1)
+    try:
+        write_frame(frame, fmt, out)
+    except OSError as exc:
+        if out is None:
+            fail(" ".join(str(exc).split()), 1)
+        cannot_write("--out", out, exc)
+    except pl.exceptions.PolarsError as exc:
         fail(" ".join(str(exc).split()), 1)
 
 

@@ -9,6 +9,7 @@ import typer
 from pipeline.commands.common import (
     CONFIG_OPTION,
     DB_OPTION,
+    cannot_write,
     config_if_any,
     existing_warehouse,
     fail,
@@ -52,7 +53,7 @@ def report(
     except WarehouseError as exc:
         fail(str(exc), 1)
     except OSError as exc:
-        fail(f"cannot write the report: {exc}", 1)
+        cannot_write("--out" if out else "report folder", out_dir, exc)
     typer.echo(str(path))
 
 

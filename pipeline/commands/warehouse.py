@@ -15,6 +15,7 @@ from pipeline.commands.common import (
     DB_OPTION,
     existing_warehouse,
     fail,
+    require_warehouse,
     warehouse_location,
 )
 from pipeline.config.durations import DurationError, parse_timedelta
@@ -53,6 +54,7 @@ def migrate(
     """
     source, origin = warehouse_location(config, db)
     target = _target(to, catalog, data_path, path)
+    require_warehouse(source, origin)  # before the target is created
     if type(source) is type(target) and source == target:
         fail("the target is the warehouse itself", 2)
     try:

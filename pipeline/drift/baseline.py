@@ -10,11 +10,12 @@ that is renamed over the old one, so a crash never leaves half a file.
 from __future__ import annotations
 
 import json
-import os
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+
+from pipeline.atomic_files import write_text_atomically
 
 __all__ = ["FORMAT", "Baseline", "DaySample", "DriftSettings", "baseline_path", "load", "save"]
 
@@ -93,10 +94,8 @@ def baseline_path(folder: Path, provider: str, model: str) -> Path:
 
 
 def save(baseline: Baseline, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_suffix(".json.partial")
-    partial.write_text(json.dumps({"format": FORMAT, **asdict(baseline)}, indent=1))
-    os.replace(partial, path)
+    text = json.dumps({"format": FORMAT, **asdict(baseline)}, indent=1)
+    write_text_atomically(path, text, make_folder=True)
 
 
 def load(path: Path) -> Baseline:

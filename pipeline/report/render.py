@@ -7,14 +7,13 @@ Files are written atomically so a mail or web server never sees half a report.
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
+from pipeline.atomic_files import write_text_atomically
 from pipeline.config import Config
 from pipeline.report.build import build_context
 from pipeline.report.context import IndexEntry
@@ -49,19 +48,6 @@ def environment(secrets: Secrets | None = None) -> Environment:
     )
 
 
-def _write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def render_index(out_dir: Path, env: Environment | None = None) -> Path:
     """(Re)write ``index.html`` listing every weekly report in ``out_dir``, newest first."""
     env = env or environment()
@@ -74,7 +60,9 @@ def render_index(out_dir: Path, env: Environment | None = None) -> Path:
             entries.append(IndexEntry(week.label, path.name, mtime))
     entries.sort(key=lambda e: e.week, reverse=True)
     index = out_dir / "index.html"
-    _write(index, env.get_template("index.html").render(entries=entries))
+    write_text_atomically(
+        index, env.get_template("index.html").render(entries=entries), make_folder=True
+    )
     return index
 
 
@@ -97,7 +85,9 @@ def render_report(
     context = build_context(data, generated_at=now)
     env = environment(secrets)
     path = out_dir / week.filename
-    _write(path, env.get_template("weekly.html").render(report=context))
+    write_text_atomically(
+        path, env.get_template("weekly.html").render(report=context), make_folder=True
+    )
     render_index(out_dir, env)
     return path
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import sys
 from pathlib import Path
@@ -9,6 +10,8 @@ from pathlib import Path
 import polars as pl
 from rich.console import Console
 from rich.table import Table
+
+from pipeline.atomic_files import replacing
 
 __all__ = ["FORMATS", "write_frame"]
 
@@ -39,17 +42,29 @@ def write_frame(frame: pl.DataFrame, fmt: str, out: Path | None) -> None:
     """Write ``frame`` in ``fmt`` to ``out`` (or stdout; parquet needs a file)."""
     if fmt not in FORMATS:
         raise ValueError(f"--format: expected one of {', '.join(FORMATS)}, got {fmt!r}")
-    if fmt == "parquet":
-        if out is None:
-            raise ValueError("--format parquet needs --out FILE")
-        frame.write_parquet(out)
+    if fmt == "parquet" and out is None:
+        raise ValueError("--format parquet needs --out FILE")
+    if out is None and fmt == "table":
+        Console(width=200).print(_table(frame))  # styled when stdout is a terminal
         return
+    if out is None:
+        sys.stdout.write(_text(frame, fmt))
+        return
+    with replacing(out) as temporary:  # a reader of ``out`` never sees half a result
+        if fmt == "parquet":
+            frame.write_parquet(temporary)
+        else:
+            temporary.write_text(_text(frame, fmt), encoding="utf-8")
+
+
+def _text(frame: pl.DataFrame, fmt: str) -> str:
+    """``frame`` as a table, CSV or JSON, ending with one newline."""
     if fmt == "table":
-        console = Console(file=out.open("w", encoding="utf-8") if out else None, width=200)
-        console.print(_table(frame))
-        return
-    text = _flatten_nested(frame).write_csv() if fmt == "csv" else frame.write_json()
-    if out is not None:
-        out.write_text(text, encoding="utf-8")
+        buffer = io.StringIO()
+        Console(file=buffer, width=200).print(_table(frame))
+        text = buffer.getvalue()
+    elif fmt == "csv":
+        text = _flatten_nested(frame).write_csv()
     else:
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        text = frame.write_json()
+    return text if text.endswith("\n") else text + "\n"
