@@ -57,6 +57,40 @@ def test_bad_scenarios_name_file_and_key(tmp_path: Path, text: str, message: str
     assert str(path) in str(info.value) and message in str(info.value)
 
 
+TWO_PROVIDERS = (
+    MINIMAL
+    + "[[providers.phases]]\nstage = 'stable'\nday = 0\n"
+    + "[[providers.phases]]\nstage = 'major'\nday = 5\n"
+    + MINIMAL.replace('"p"', '"q"')
+    + "[[providers.phases]]\nstage = 'stable'\nday = 0\n"
+    + "[[providers.phases]]\nstage = 'major'\nday = 9\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("old", "occurrence", "new", "label"),
+    [
+        ("stage = 'major'", 2, "stage = 'meltdown'", "providers[1].phases[1]: key 'stage'"),
+        ("day = 0", 2, "day = nan", "providers[1].phases[0]: key 'day'"),
+        ('model = "m"', 1, "model = 3", "providers[0]: key 'model'"),
+        ('model = "m"', 2, 'model = "m"\ncolour = "red"', "providers[1]: unknown key(s)"),
+    ],
+)
+def test_a_scenario_error_names_the_line_of_the_key(
+    tmp_path: Path, old: str, occurrence: int, new: str, label: str
+) -> None:
+    """Nested arrays count from 0 again in each provider, so the second provider's first
+    phase is found at its own line, not at the first provider's."""
+    lines = TWO_PROVIDERS.splitlines()
+    index = [i for i, line in enumerate(lines) if line == old][occurrence - 1]
+    lines[index] = new
+    path = _write(tmp_path, "\n".join(lines) + "\n")
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(path)
+    named_line = index + 1 if "unknown" not in label else index + 2
+    assert str(info.value).startswith(f"{path}:{named_line}: {label}")
+
+
 def test_dates_and_day_offsets_agree(tmp_path: Path) -> None:
     text = (
         "[clock]\nstart = 2026-05-01\n"

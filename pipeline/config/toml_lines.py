@@ -33,6 +33,8 @@ class KeyLines:
             if match := _ARRAY_HEADER.match(line):
                 name = ".".join(_clean(match[1]))
                 counters[name] += 1
+                for inner in [c for c in counters if c.startswith(f"{name}.")]:
+                    del counters[inner]  # a new [[providers]] starts its [[providers.phases]] at 0
                 current = self._array_path(name, counters)
             elif match := _TABLE_HEADER.match(line):
                 current = self._array_path(".".join(_clean(match[1])), counters, header=False)

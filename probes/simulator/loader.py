@@ -16,6 +16,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
+from pipeline.config.toml_lines import KeyLines
 from pipeline.text_files import NotUtf8, decode_utf8
 from probes.simulator.faults import FAULTS
 from probes.simulator.scenario import (
@@ -129,7 +130,44 @@ _RANGES: dict[type, dict[str, _Range]] = {
 
 
 class ScenarioError(ValueError):
-    """A scenario file that cannot be used; the message names file and key."""
+    """A scenario file that cannot be used; the message names file, line and key."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Where:
+    """A place in a scenario: its file, the TOML path of a table or key (which finds the
+    line when the scenario was read from a file), and how a message names it."""
+
+    file: str
+    lines: KeyLines | None = None
+    path: str = ""  # providers[0].phases[1].stage
+    label: str = ""  # providers[0].phases[1]: key 'stage'
+
+    def table(self, path: str, label: str | None = None) -> _Where:
+        return dataclasses.replace(self, path=path, label=label or path)
+
+    def item(self, name: str, index: int) -> _Where:
+        path = f"{self.path}.{name}[{index}]" if self.path else f"{name}[{index}]"
+        return self.table(path)
+
+    def key(self, key: str) -> _Where:
+        named = f"key '{key}'"
+        return dataclasses.replace(
+            self,
+            path=f"{self.path}.{key}" if self.path else key,
+            label=f"{self.label}: {named}" if self.label else named,
+        )
+
+    def entry(self, key: str) -> _Where:
+        """One entry of an inline table (``errors = { teapot = 0.1 }``)."""
+        return dataclasses.replace(self, path=f"{self.path}.{key}", label=f"{self.label}.{key}")
+
+    def error(self, message: str) -> ScenarioError:
+        line = self.lines.line_of(self.path) if self.lines is not None and self.path else None
+        head = f"{self.file}:{line}" if line else self.file
+        return ScenarioError(
+            f"{head}: {self.label}: {message}" if self.label else f"{head}: {message}"
+        )
 
 
 def scenarios_dir() -> Path:
@@ -154,38 +192,42 @@ def load_scenario(path: str | Path) -> Scenario:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ScenarioError(f"{path}: invalid TOML: {exc}") from None
-    return parse_scenario(data, where=str(path))
+    return parse_scenario(data, where=str(path), lines=KeyLines(text))
 
 
-def parse_scenario(data: dict[str, Any], *, where: str = "<scenario>") -> Scenario:
-    """Validate a scenario already parsed from TOML."""
+def parse_scenario(
+    data: dict[str, Any], *, where: str = "<scenario>", lines: KeyLines | None = None
+) -> Scenario:
+    """Validate a scenario already parsed from TOML; ``lines`` of its text, if it was read
+    from a file, let each error name its line."""
     data = dict(data)
-    providers_raw = _pop_list(data, "providers", where)
-    probes_raw = _pop_list(data, "probes", where)
+    top = _Where(where, lines)
+    providers_raw = _pop_list(data, "providers", top)
+    probes_raw = _pop_list(data, "probes", top)
     if not providers_raw:
-        raise ScenarioError(f"{where}: key 'providers': expected at least one [[providers]] table")
-    rhythm = _build(Rhythm, data.pop("rhythm", {}), f"{where}: [rhythm]")
-    clock = _build(Clock, data.pop("clock", {}), f"{where}: [clock]")
-    timing = _build(FaultTiming, data.pop("faults", {}), f"{where}: [faults]")
-    history = _build(HistoryOptions, data.pop("history", {}), f"{where}: [history]")
+        raise top.key("providers").error("expected at least one [[providers]] table")
+    rhythm = _build(Rhythm, data.pop("rhythm", {}), top.table("rhythm", "[rhythm]"))
+    clock = _build(Clock, data.pop("clock", {}), top.table("clock", "[clock]"))
+    timing = _build(FaultTiming, data.pop("faults", {}), top.table("faults", "[faults]"))
+    history = _build(HistoryOptions, data.pop("history", {}), top.table("history", "[history]"))
     providers = tuple(
-        _provider(raw, f"{where}: providers[{i}]", clock) for i, raw in enumerate(providers_raw)
+        _provider(raw, top.item("providers", i), clock) for i, raw in enumerate(providers_raw)
     )
     names = [p.name for p in providers]
     if len(set(names)) != len(names):
-        raise ScenarioError(f"{where}: key 'providers': provider names must be unique, got {names}")
+        raise top.key("providers").error(f"provider names must be unique, got {names}")
     probes = tuple(
-        _build(ProbeSpec, raw, f"{where}: probes[{i}]") for i, raw in enumerate(probes_raw)
+        _build(ProbeSpec, raw, top.item("probes", i)) for i, raw in enumerate(probes_raw)
     )
-    _check_demand(rhythm, history.seasonality, f"{where}: [rhythm]")
+    _check_demand(rhythm, history.seasonality, top.table("rhythm", "[rhythm]"))
     for i, provider in enumerate(providers):
-        _check_demand(provider.rhythm, history.seasonality, f"{where}: providers[{i}].rhythm")
+        _check_demand(provider.rhythm, history.seasonality, top.table(f"providers[{i}].rhythm"))
     data.setdefault("name", Path(where).stem)
     data.setdefault("description", "")
     return _build(
         Scenario,
         data,
-        where,
+        top,
         providers=providers,
         probes=probes,
         rhythm=rhythm,
@@ -195,7 +237,7 @@ def parse_scenario(data: dict[str, Any], *, where: str = "<scenario>") -> Scenar
     )
 
 
-def _check_demand(rhythm: Rhythm | None, seasonality: float, where: str) -> None:
+def _check_demand(rhythm: Rhythm | None, seasonality: float, where: _Where) -> None:
     """Demand is 1 + amplitude x seasonality x cos(...): above 1 it turns negative at the
     trough, and a negative Poisson load fails in numpy mid-history."""
     if rhythm is None:
@@ -203,27 +245,31 @@ def _check_demand(rhythm: Rhythm | None, seasonality: float, where: str) -> None
     for key in ("daily_amplitude", "weekly_amplitude"):
         amplitude = getattr(rhythm, key)
         if amplitude * seasonality > 1:
-            raise ScenarioError(
-                f"{where}: key '{key}': {amplitude:g} x [history] seasonality "
+            raise where.key(key).error(
+                f"{amplitude:g} x [history] seasonality "
                 f"{seasonality:g} is above 1 (demand would turn negative)"
             )
 
 
-def _provider(raw: dict[str, Any], where: str, clock: Clock) -> Provider:
+def _provider(raw: dict[str, Any], where: _Where, clock: Clock) -> Provider:
     raw = dict(raw)
     phases_raw = _pop_list(raw, "phases", where)
     releases_raw = _pop_list(raw, "releases", where)
     rhythm_raw = raw.pop("rhythm", None)
-    phases = tuple(_phase(p, f"{where}.phases[{i}]", clock) for i, p in enumerate(phases_raw))
+    phases = tuple(_phase(p, where.item("phases", i), clock) for i, p in enumerate(phases_raw))
     if not phases:
         phases = (Phase(stage="stable", start_day=0.0),)
     starts = [p.start_day for p in phases]
     if starts != sorted(starts):
-        raise ScenarioError(f"{where}: key 'phases': phases must be in time order, got {starts}")
+        raise where.key("phases").error(f"phases must be in time order, got {starts}")
     releases = tuple(
-        _release(r, f"{where}.releases[{i}]", clock) for i, r in enumerate(releases_raw)
+        _release(r, where.item("releases", i), clock) for i, r in enumerate(releases_raw)
     )
-    rhythm = None if rhythm_raw is None else _build(Rhythm, rhythm_raw, f"{where}.rhythm")
+    rhythm = (
+        None
+        if rhythm_raw is None
+        else _build(Rhythm, rhythm_raw, where.table(f"{where.path}.rhythm"))
+    )
     provider = _build(Provider, raw, where, phases=phases, releases=releases, rhythm=rhythm)
     _check_choice(provider.format, _FORMATS, where, "format")
     _check_choice(provider.reasoning, _REASONING, where, "reasoning")
@@ -234,26 +280,26 @@ def _provider(raw: dict[str, Any], where: str, clock: Clock) -> Provider:
     return provider
 
 
-def _day_of(raw: dict[str, Any], where: str, clock: Clock) -> float:
+def _day_of(raw: dict[str, Any], where: _Where, clock: Clock) -> float:
     """A phase/release start from ``day`` (offset) or ``date`` (needs [clock].start)."""
     if "day" in raw and "date" in raw:
-        raise ScenarioError(f"{where}: give either 'day' or 'date', not both")
+        raise where.key("date").error("give either 'day' or 'date', not both")
     if "date" in raw:
         when = raw.pop("date")
         if isinstance(when, datetime):
             when = when.date()
         if not isinstance(when, date):
-            raise ScenarioError(f"{where}: key 'date': expected a TOML date, got {when!r}")
+            raise where.key("date").error(f"expected a TOML date, got {when!r}")
         if clock.start is None:
-            raise ScenarioError(f"{where}: key 'date' needs [clock].start to be set")
+            raise where.key("date").error("needs [clock].start to be set")
         return float((when - clock.start).days)
     day = raw.pop("day", 0.0)
     if isinstance(day, bool) or not isinstance(day, int | float) or not math.isfinite(day):
-        raise ScenarioError(f"{where}: key 'day': expected a number of days, got {day!r}")
+        raise where.key("day").error(f"expected a number of days, got {day!r}")
     return float(day)
 
 
-def _phase(raw: dict[str, Any], where: str, clock: Clock) -> Phase:
+def _phase(raw: dict[str, Any], where: _Where, clock: Clock) -> Phase:
     raw = dict(raw)
     start = _day_of(raw, where, clock)
     phase = _build(Phase, raw, where, start_day=start)
@@ -263,57 +309,58 @@ def _phase(raw: dict[str, Any], where: str, clock: Clock) -> Phase:
     return phase
 
 
-def _release(raw: dict[str, Any], where: str, clock: Clock) -> Release:
+def _release(raw: dict[str, Any], where: _Where, clock: Clock) -> Release:
     raw = dict(raw)
     return _build(Release, raw, where, day=_day_of(raw, where, clock))
 
 
-def _check_choice(value: str, allowed: tuple[str, ...], where: str, key: str) -> None:
+def _check_choice(value: str, allowed: tuple[str, ...], where: _Where, key: str) -> None:
     if value not in allowed:
-        raise ScenarioError(f"{where}: key '{key}': expected one of {list(allowed)}, got {value!r}")
+        raise where.key(key).error(f"expected one of {list(allowed)}, got {value!r}")
 
 
-def _pop_list(data: dict[str, Any], key: str, where: str) -> list[dict[str, Any]]:
+def _pop_list(data: dict[str, Any], key: str, where: _Where) -> list[dict[str, Any]]:
     value = data.pop(key, [])
     if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
-        raise ScenarioError(f"{where}: key '{key}': expected an array of tables ([[{key}]])")
+        raise where.key(key).error(f"expected an array of tables ([[{key}]])")
     return value
 
 
-def _build(cls: type[T], raw: Any, where: str, **given: Any) -> T:
+def _build(cls: type[T], raw: Any, where: _Where, **given: Any) -> T:
     """Construct dataclass ``cls`` from a TOML table, checking names and types."""
     if not isinstance(raw, dict):
-        raise ScenarioError(f"{where}: expected a table")
+        raise where.error("expected a table")
     hints = typing.get_type_hints(cls)
     names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
     unknown = sorted(set(raw) - names)
     if unknown:
-        raise ScenarioError(f"{where}: unknown key(s) {unknown}; known: {sorted(names)}")
+        at_line = dataclasses.replace(where, path=where.key(unknown[0]).path)
+        raise at_line.error(f"unknown key(s) {unknown}; known: {sorted(names)}")
     values = dict(given)
     ranges = _RANGES.get(cls, {})
     for key, value in raw.items():
         if key in given:
             continue
-        values[key] = _coerce(value, hints[key], f"{where}: key '{key}'")
+        values[key] = _coerce(value, hints[key], where.key(key))
         if key in ranges:
-            _check_range(values[key], ranges[key], f"{where}: key '{key}'")
+            _check_range(values[key], ranges[key], where.key(key))
     try:
         return cls(**values)
     except TypeError as exc:
-        raise ScenarioError(f"{where}: {exc}") from None
+        raise where.error(str(exc)) from None
 
 
-def _check_range(value: Any, allowed: _Range, where: str) -> None:
+def _check_range(value: Any, allowed: _Range, where: _Where) -> None:
     """A number (or each number of a table) within ``allowed``; NaN rows must not reach
     the warehouse, nor negative latencies."""
     if isinstance(value, dict):
         for k, v in value.items():
-            _check_range(v, allowed, f"{where}.{k}")
+            _check_range(v, allowed, where.entry(k))
     elif isinstance(value, int | float) and not allowed.holds(value):
-        raise ScenarioError(f"{where}: expected a number {allowed.text()}, got {value!r}")
+        raise where.error(f"expected a number {allowed.text()}, got {value!r}")
 
 
-def _coerce(value: Any, hint: Any, where: str) -> Any:
+def _coerce(value: Any, hint: Any, where: _Where) -> Any:
     """Check one TOML value against a (simple) annotation."""
     origin = typing.get_origin(hint)
     if origin in (types.UnionType, typing.Union):
@@ -321,30 +368,30 @@ def _coerce(value: Any, hint: Any, where: str) -> Any:
         return _coerce(value, options[0], where)
     if origin is dict:
         if not isinstance(value, dict):
-            raise ScenarioError(f"{where}: expected a table of numbers")
-        return {str(k): _coerce(v, float, f"{where}.{k}") for k, v in value.items()}
+            raise where.error("expected a table of numbers")
+        return {str(k): _coerce(v, float, where.entry(str(k))) for k, v in value.items()}
     if hint is float:
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ScenarioError(f"{where}: expected a number, got {value!r}")
+            raise where.error(f"expected a number, got {value!r}")
         if not math.isfinite(value):
-            raise ScenarioError(f"{where}: expected a finite number, got {value!r}")
+            raise where.error(f"expected a finite number, got {value!r}")
         return float(value)
     if hint is int:
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ScenarioError(f"{where}: expected an integer, got {value!r}")
+            raise where.error(f"expected an integer, got {value!r}")
         return value
     if hint is bool:
         if not isinstance(value, bool):
-            raise ScenarioError(f"{where}: expected true or false, got {value!r}")
+            raise where.error(f"expected true or false, got {value!r}")
         return value
     if hint is str:
         if not isinstance(value, str):
-            raise ScenarioError(f"{where}: expected a string, got {value!r}")
+            raise where.error(f"expected a string, got {value!r}")
         return value
     if hint is date:
         if isinstance(value, datetime):
             return value.date()
         if not isinstance(value, date):
-            raise ScenarioError(f"{where}: expected a TOML date (2026-05-01), got {value!r}")
+            raise where.error(f"expected a TOML date (2026-05-01), got {value!r}")
         return value
     return value
