@@ -181,6 +181,11 @@ _MESSAGE_RULES: tuple[tuple[re.Pattern[str], str], ...] = (
 )  # fmt: skip
 
 
+# Three ASCII digits: str.isdigit() also accepts "²" (which int() refuses) and codes of
+# thousands of digits (which int() refuses past 4,300).
+_HTTP_STATUS = re.compile(r"[3-5][0-9]{2}")
+
+
 def classify_status(status: int) -> str:
     """The class an HTTP status implies when the body says nothing more specific."""
     if status in (401, 403, 407):
@@ -233,7 +238,7 @@ def classify(
         return found
     # OpenRouter, vLLM and Gemini put the HTTP status in error.code; inside a 200 stream it
     # is the only status there is.
-    embedded = [int(c) for c in code_set if c.isdigit() and 300 <= int(c) <= 599]
+    embedded = [int(c) for c in code_set if _HTTP_STATUS.fullmatch(c)]
     if (status is None or status < 300) and embedded:
         return classify_status(embedded[0])
     if status is None or status < 300:

@@ -9,6 +9,7 @@ absolute RFC 3339 time). Negative values (Azure sends -1) mean unknown.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -32,16 +33,17 @@ _REQUEST_ID = ("x-request-id", "request-id", "x-generation-id", "trace-id", "tra
 
 
 def parse_duration_s(text: str) -> float | None:
-    """``"1m30s"`` → 90.0, ``"12ms"`` → 0.012, ``"7"`` → 7.0; None when unreadable."""
+    """``"1m30s"`` → 90.0, ``"12ms"`` → 0.012, ``"7"`` → 7.0; None when unreadable or not
+    finite (``float`` reads ``nan``, ``inf`` and 400 digits, none of them a duration)."""
     text = text.strip()
     try:
-        return float(text)
+        seconds = float(text)
     except ValueError:
-        pass
-    parts = _GO_PART.findall(text)
-    if not parts or "".join(n + u for n, u in parts) != text:
-        return None
-    return sum(float(n) * _GO_UNITS[u] for n, u in parts)
+        parts = _GO_PART.findall(text)
+        if not parts or "".join(n + u for n, u in parts) != text:
+            return None
+        seconds = sum(float(n) * _GO_UNITS[u] for n, u in parts)
+    return seconds if math.isfinite(seconds) else None
 
 
 def _int(value: str | None) -> int | None:
@@ -71,17 +73,17 @@ def _reset_s(value: str | None, now: datetime) -> float | None:
 
 
 def _retry_after(headers: Mapping[str, str], now: datetime) -> float | None:
+    """Seconds to wait; a negative value means unknown, as in the other headers."""
     ms = headers.get("retry-after-ms")
-    if ms is not None:
-        value = parse_duration_s(ms)
-        if value is not None:
-            return value / 1000
+    value = parse_duration_s(ms) if ms is not None else None
+    if value is not None and value >= 0:
+        return value / 1000
     raw = headers.get("retry-after")
     if raw is None:
         return None
     value = parse_duration_s(raw)
     if value is not None:
-        return value
+        return value if value >= 0 else None
     try:
         return max((parsedate_to_datetime(raw) - now).total_seconds(), 0.0)
     except (TypeError, ValueError):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from importlib.metadata import PackageNotFoundError, version
@@ -25,6 +26,7 @@ __all__ = [
     "OUT_OF_RANGE",
     "ProbeResult",
     "clamp_row",
+    "mend_text",
     "planned_row",
     "safe_endpoint",
 ]
@@ -182,6 +184,23 @@ def clamp_row(row: dict[str, Any]) -> dict[str, Any]:
             flags.append(flag)
     clamped["sanity_flags"] = flags
     return clamped
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def mend_text(result: ProbeResult) -> None:
+    """Replace lone surrogates in every text field of ``result`` by U+FFFD, in place.
+
+    A JSON escape such as ``"\\ud800"`` decodes to one, and neither UTF-8 (the spool) nor
+    DuckDB can store it: the row would be refused whole, its measurements lost. U+FFFD
+    keeps the damage visible (``invalid_unicode`` flags it as it flagged the surrogate).
+    Header values need nothing: httpx decodes them from bytes, which holds no surrogate.
+    """
+    for f in dataclasses.fields(result):
+        value = getattr(result, f.name)
+        if isinstance(value, str):
+            setattr(result, f.name, _SURROGATE.sub("\ufffd", value))
 
 
 def planned_row(

@@ -25,7 +25,7 @@ from probes.errors import classify
 from probes.ids import new_run_id
 from probes.pricing import cost_usd
 from probes.ratelimits import rate_limits, request_id, safe_headers
-from probes.result import ProbeResult, planned_row
+from probes.result import OUT_OF_RANGE, ProbeResult, mend_text, planned_row
 from probes.sanity import sanity_flags, stop_cause
 from probes.secrets import KEY_SHAPED, secrets_of_key
 from probes.sizing import MIN_CHARS, CharsPerToken, overflow_prompt_tokens
@@ -38,6 +38,7 @@ _SIZING_ROUNDS = 3  # tokenize, rebuild; the second round is almost always withi
 _SIZING_TOLERANCE = 0.02
 FILTER_REASONS = frozenset({"content_filter", "refusal", "sensitive"})
 COMPLETED = frozenset({"ok", "truncated", "context_full", "empty", "content_filter"})
+_ROW_COUNTS = frozenset({"input_tokens", "output_tokens", "cached_tokens", "reasoning_tokens"})
 # Key-shaped text, plus "key=..." as servers echo request parameters in error messages.
 _SECRETISH = re.compile(rf"{KEY_SHAPED.pattern}|key[=:]\s*\S+", re.I)
 
@@ -189,6 +190,7 @@ async def run_probe(
     except Exception as exc:  # a bug here must still leave a row, not a crash
         result.error_class = result.error_class or "malformed_stream"
         result.error_detail = _scrub(f"internal error: {type(exc).__name__}: {exc}", provider)
+    mend_text(result)
     return result
 
 
@@ -252,7 +254,8 @@ async def _attempt(
     error_class, code, detail = outcome_class(ex, state, answer, preset.name, stopped_by)
     if ex.stale_retry:
         detail = f"{detail}; {ex.stale_retry}" if detail else ex.stale_retry
-    result.error_class, result.error_code = error_class, code
+    result.error_class = error_class
+    result.error_code = _scrub(code, provider)  # a server may echo the key as its code
     result.error_detail = _scrub(detail, provider)
     if error_class == "context_overflow":  # no usage comes back: learn from the message
         body = ex.error_body if isinstance(ex.error_body, str) else json.dumps(ex.error_body)
@@ -280,6 +283,9 @@ async def _attempt(
         stopped_by=stopped_by,
         attempted=answered,
     )
+    for name in sorted(state.usage.out_of_range):  # as clamp_row flags what it clears
+        if name in _ROW_COUNTS:
+            result.sanity_flags.append(f"{OUT_OF_RANGE}:{name}")
     estimator.observe(probe.task, len(item.prompt), state.usage.input_tokens)
 
 
@@ -311,7 +317,7 @@ def _fill(
     result.request_id = secrets.scrub_optional(request_id(ex.headers))
     result.reported_model = secrets.scrub_optional(state.reported_model)
     result.system_fingerprint = secrets.scrub_optional(state.system_fingerprint)
-    result.finish_reason = state.finish_reason
+    result.finish_reason = secrets.scrub_optional(state.finish_reason)
     result.input_tokens = usage.input_tokens
     result.output_tokens = usage.output_tokens
     result.cached_tokens = usage.cached_tokens

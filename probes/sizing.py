@@ -85,10 +85,14 @@ _OVERFLOW_COUNTS = [
 ]
 
 
+_MAX_DIGITS = 18
+
+
 def overflow_prompt_tokens(text: str) -> int | None:
     """The prompt's token count a context-overflow error states, if it states one."""
     for pattern in _OVERFLOW_COUNTS:
         match = pattern.search(text)
         if match:
-            return int(match[1])
+            # No window needs more than 18 digits, and int() refuses past 4,300 of them.
+            return int(match[1]) if len(match[1]) <= _MAX_DIGITS else None
     return None

@@ -26,6 +26,8 @@ from probes.result import ProbeResult
 from probes.runner import run_probe
 from probes.secrets import Secrets
 from tests.support.http_server import QuietHandler, ThreadedServer
+from tests.support.loopback import Reply, serving
+from tests.support.probing import loopback_provider, probe_n, short_probe
 
 GEMINI_KEY = "AIzaSyD-fakeGeminiKey_0123456789abcdefgh"
 ZAI_KEY = "0f1e2d3c4b5a69788796a5b4c3d2e1f0.AbCdEfGhIjKlMnOp"
@@ -125,6 +127,34 @@ def test_an_echoed_key_is_in_no_stored_field_or_log_line(
     assert result.request_id == "req_[redacted]"
     if status == 401:
         assert result.error_detail is not None and "[redacted]" in result.error_detail
+
+
+def _echoed_as(where: str, key: str) -> Reply:
+    if where == "error code":
+        body = {"error": {"message": "refused", "code": key, "type": "authentication_error"}}
+        return Reply(status=401, body=json.dumps(body).encode())
+    chunk = {"choices": [{"index": 0, "delta": {"content": "42"}, "finish_reason": key}]}
+    events = f"data: {json.dumps(chunk)}\n\ndata: [DONE]\n\n"
+    return Reply(body=events.encode(), headers={"content-type": "text/event-stream"})
+
+
+@pytest.mark.parametrize("where", ["error code", "finish reason"])
+def test_a_key_echoed_as_an_error_code_or_finish_reason_is_not_stored(
+    where: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Codes and finish reasons are short provider strings, stored as sent; a server that
+    puts the key there must not get it into the row."""
+    monkeypatch.setenv("NW_ECHO_KEY", ZAI_KEY)
+    reply = _echoed_as(where, ZAI_KEY)
+    with serving(lambda _n, _reused: reply) as srv:
+        provider = loopback_provider(srv.port, api_key_env="NW_ECHO_KEY")
+        (result,) = probe_n(provider, short_probe())
+    stored = json.dumps(result.as_row(), default=str)
+    assert all(form not in stored for form in _forms(ZAI_KEY)), stored
+    if where == "error code":
+        assert (result.error_class, result.error_code) == ("auth", "[redacted]")
+    else:
+        assert (result.error_class, result.finish_reason) == ("ok", "[redacted]")
 
 
 def test_every_encoding_is_masked_and_short_values_are_left_alone() -> None:

@@ -97,7 +97,7 @@ def on_event(event: Event, state: StreamState, at: int) -> None:
         return
     try:
         obj = json.loads(event.data)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than json can read
         state.bad_event(f"undecodable {event.event} event: {event.data[:80]!r}")
         return
     if not isinstance(obj, dict):

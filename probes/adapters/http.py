@@ -85,7 +85,7 @@ def _decode_json(raw: bytes) -> Any:
     text = raw.decode("utf-8", errors="replace").strip()  # DeepSeek pads with blank lines
     try:
         return json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # nesting deeper than the parser's recursion limit
         return text[:500]
 
 

@@ -11,6 +11,7 @@ Also kept: ``system_fingerprint`` and, when asked for, the first token's top log
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from probes.adapters.base import Request, auth_headers
@@ -59,6 +60,19 @@ def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def _cost(value: Any) -> float | None:
+    """A reported cost in USD, or None unless it is a finite, non-negative number: the
+    budget guard adds it up, and one NaN (JSON allows ``NaN``) or negative figure from a
+    server would disable the cap for the rest of the day."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        cost = float(value)
+    except OverflowError:  # an integer beyond any float
+        return None
+    return cost if math.isfinite(cost) and cost >= 0 else None
+
+
 def read_usage(usage: Any, state: StreamState, *, excludes_cache: bool) -> None:
     """Merge an OpenAI-style usage object (any provider's variant) into ``state.usage``."""
     if not isinstance(usage, dict):
@@ -73,9 +87,9 @@ def read_usage(usage: Any, state: StreamState, *, excludes_cache: bool) -> None:
     prompt = _int(usage.get("prompt_tokens"))
     if prompt is not None and excludes_cache and cached:
         prompt += cached
-    cost = usage.get("cost")
-    if isinstance(cost, (int, float)) and not isinstance(cost, bool):
-        state.usage.reported_cost = float(cost)
+    cost = _cost(usage.get("cost"))
+    if cost is not None:
+        state.usage.reported_cost = cost
     state.usage.merge(
         input_tokens=prompt,
         output_tokens=_int(usage.get("completion_tokens")),
@@ -141,7 +155,7 @@ def on_event(event: Event, state: StreamState, at: int) -> None:
         return
     try:
         obj = json.loads(data)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than json can read
         state.bad_event(f"undecodable data event: {data[:80]!r}")
         return
     _apply(obj, state, at, message_key="delta")

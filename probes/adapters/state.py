@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from probes.result import INT64_MAX
 from probes.timing import Timeline
 
 __all__ = ["ProviderError", "StreamState", "ThinkSplitter", "Usage", "error_fields"]
@@ -18,7 +19,12 @@ __all__ = ["ProviderError", "StreamState", "ThinkSplitter", "Usage", "error_fiel
 
 @dataclass(slots=True)
 class Usage:
-    """Token counts as reported; cumulative reports are merged by taking the maximum."""
+    """Token counts as reported; cumulative reports are merged by taking the maximum.
+
+    A count no int64 holds is not kept but named in ``out_of_range``: JSON integers have
+    no size limit, a float cannot hold 400 digits (pricing and pacing multiply by one),
+    and the row could not store it anyway (the runner flags it ``out_of_range:<name>``).
+    """
 
     input_tokens: int | None = None  # the whole prompt, cached part included
     output_tokens: int | None = None
@@ -26,10 +32,14 @@ class Usage:
     reasoning_tokens: int | None = None
     cache_creation_tokens: int | None = None
     reported_cost: float | None = None  # OpenRouter's own figure, when present
+    out_of_range: set[str] = field(default_factory=set)
 
     def merge(self, **values: int | None) -> None:
         for name, value in values.items():
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                continue
+            if value > INT64_MAX:
+                self.out_of_range.add(name)
                 continue
             current = getattr(self, name)
             setattr(self, name, value if current is None else max(current, value))
@@ -131,7 +141,9 @@ class StreamState:
     def comment(self, text: str) -> None:
         self.comments += 1
         match = _SIM_FIRST_TOKEN.search(text)
-        if match and self.server_first_token_ns is None:
+        # 19 digits hold any int64 of nanoseconds; int() refuses past 4,300 digits, and a
+        # comment must never end the stream.
+        if match and self.server_first_token_ns is None and len(match[1]) <= 19:
             self.server_first_token_ns = int(match[1])
 
     def bad_event(self, detail: str) -> None:

@@ -160,9 +160,15 @@ def verdicts(
 
 
 def _judge(value: str | None, check: Callable[[str], bool | None]) -> Verdict:
+    """``check``'s verdict on ``value``. A value the check's parser refuses (``int()`` past
+    4,300 digits, JSON nested past the recursion limit) is unparseable, not a crash: it is
+    the model's text, and the row must still say what the provider answered."""
     if value is None:
         return "unparseable"
-    ok = check(value)
+    try:
+        ok = check(value)
+    except (ValueError, RecursionError):
+        return "unparseable"
     if ok is None:
         return "unparseable"
     return "correct" if ok else "wrong"
