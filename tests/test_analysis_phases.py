@@ -114,6 +114,18 @@ def test_markov_probability_marks_degraded_days() -> None:
     assert np.mean(p[55:75]) > 0.8 and np.mean(p[:45]) < 0.2
 
 
+def test_one_regime_holding_every_day_is_not_degraded_all_along() -> None:
+    """72 stable days, then 19 slower ones: the two-regime fit settled on one absorbing
+    regime for all 91 days and called every stable day degraded (p = 1.0)."""
+    t = np.arange(91 * 24)
+    short = np.log(400) + np.random.default_rng(0).normal(0, 0.3, t.size)
+    s = ProviderSeries(hours=START + t, short=short + (t >= 72 * 24) * np.log(1.18))
+    phases, _ = find_phases(s)
+    assert _labels(phases) == [("stable", "stable"), ("degraded", "subtle_degradation")]
+    _days, p, _method = daily_probability(s, phases)
+    assert float(np.max(p[:70])) < 0.5 and float(np.min(p[73:])) > 0.5, p
+
+
 def _hourly(
     busy_recent: float, limit_recent: float = 250.0, headroom_recent: float = 0.6
 ) -> pl.DataFrame:

@@ -62,5 +62,10 @@ def _markov(daily: FloatArray, seed: int) -> FloatArray | None:
     if abs(means[1] - means[0]) < math.log1p(MIN_LATENCY_EFFECT):
         return None
     probs = np.asarray(res.smoothed_marginal_probabilities)
-    p = probs[:, high] if probs.ndim == 2 else probs
-    return np.clip(np.asarray(p, dtype=np.float64), 0.0, 1.0)
+    p = np.clip(np.asarray(probs[:, high] if probs.ndim == 2 else probs, dtype=np.float64), 0, 1)
+    # A fit can settle on one absorbing regime that holds every day (the other one empty):
+    # that is one regime, not "degraded all along".
+    in_high = p >= 0.5
+    if in_high.all() or not in_high.any():
+        return None
+    return p

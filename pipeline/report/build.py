@@ -128,6 +128,7 @@ def build_context(data: ReportData, *, generated_at: datetime) -> ReportContext:
         quality=tables.quality_notes(data),
         examples=tables.examples(data),
         later_week=IsoWeek.containing(data.first_after).label if data.first_after else None,
+        earlier_week=IsoWeek.containing(data.last_before).label if data.last_before else None,
         fixed_answers=fixed_answers(data),
         sites=sites_view(data),
     )

@@ -178,6 +178,7 @@ class ReportContext:
     index_href: str = "index.html"
     notes: list[str] = field(default_factory=list)
     later_week: str | None = None  # an empty week's first later week with probes
+    earlier_week: str | None = None  # the last week with probes before the history window
     fixed_answers: list[FixedAnswersView] = field(default_factory=list)
     sites: list[SitesView] = field(default_factory=list)  # two probe sites or more
 

@@ -168,6 +168,8 @@ FROM releases WHERE release_date < ? ORDER BY release_date
 
 _FIRST_AFTER = "SELECT min(started_at) AS first_at FROM probe_results WHERE started_at >= ?"
 
+_LAST_BEFORE = "SELECT max(started_at) AS last_at FROM probe_results WHERE started_at < ?"
+
 _ANY_IN = "SELECT count(*) > 0 AS found FROM probe_results WHERE started_at >= ? AND started_at < ?"
 
 _ANALYSIS_RUN = """
@@ -201,6 +203,7 @@ class ReportData:
     analysis_run: dict[str, Any] | None
     analysis: dict[str, pl.DataFrame] = field(default_factory=dict)
     first_after: datetime | None = None  # the first probe after the week, if any
+    last_before: datetime | None = None  # the last probe before the history window, if any
     site_stats: pl.DataFrame = field(default_factory=pl.DataFrame)  # per provider and site
 
     @property
@@ -261,6 +264,7 @@ def load_report_data(wh: Warehouse, week: IsoWeek, *, now: datetime) -> ReportDa
         analysis_run=run,
         analysis=tables,
         first_after=_query(wh, _FIRST_AFTER, [week.end])["first_at"][0],
+        last_before=_query(wh, _LAST_BEFORE, [history[0]])["last_at"][0],
         site_stats=_query(wh, _SITE_STATS, this_week),
     )
 

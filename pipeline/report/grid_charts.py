@@ -309,8 +309,20 @@ def headroom_chart(
     )
 
 
+def _relative_grid(part: pl.DataFrame) -> np.ndarray[Any, Any]:
+    """Weekday x hour TTFT over the median of ``part``'s cells; NaN (blank) elsewhere."""
+    grid = np.full((7, 24), np.nan)
+    median = float(np.median(part["ttft"].to_numpy()))
+    for row in part.iter_rows(named=True):
+        grid[int(row["dow"]), int(row["hod"])] = row["ttft"] / median
+    return grid
+
+
 def heatmap_chart(how: pl.DataFrame, providers: list[str]) -> Chart | None:
     """Median short-context TTFT by weekday and hour, relative to the provider's median."""
+    # Successful probes may carry no TTFT (nothing usable streamed), so an hour's median
+    # can be null; a zero one has no ratio. Such hours stay blank.
+    how = how.filter(pl.col("ttft").is_finite() & (pl.col("ttft") > 0))
     shown = [p for p in providers if how.filter(pl.col("provider") == p).height]
     if not shown:
         return None
@@ -330,11 +342,7 @@ def heatmap_chart(how: pl.DataFrame, providers: list[str]) -> Chart | None:
         norm = TwoSlopeNorm(vmin=0.5, vcenter=1.0, vmax=2.0)
         mesh = None
         for ax, provider in zip(axes.flat, shown, strict=False):
-            part = how.filter(pl.col("provider") == provider)
-            grid = np.full((7, 24), np.nan)
-            median = float(np.nanmedian(part["ttft"].to_numpy()))
-            for row in part.iter_rows(named=True):
-                grid[int(row["dow"]), int(row["hod"])] = row["ttft"] / median
+            grid = _relative_grid(how.filter(pl.col("provider") == provider))
             mesh = ax.pcolormesh(np.clip(grid, 0.5, 2.0), cmap="RdBu_r", norm=norm)
             ax.set_title(plain(provider), fontsize=8.5)
             ax.set_yticks(np.arange(7) + 0.5, _DAYS, fontsize=7)

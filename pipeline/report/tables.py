@@ -67,11 +67,11 @@ def releases_for(data: ReportData, provider: str) -> pl.DataFrame:
 
 
 def _position(data: ReportData, provider: str) -> str:
-    phase = current_phase(data.result("phases"), provider)
+    phase = current_phase(data.result("phases"), provider, data.now)
     if phase is None:
         return "unknown (no analysis)" if data.analysis_run is None else "unknown"
     stage = STAGES.get(phase["stage"], phase["stage"])
-    began = episode_start(data.result("phases"), provider)
+    began = episode_start(data.result("phases"), provider, data.now)
     here = f"{stage} for {fmt.age(phase['start_at'], data.now)}"
     if began is not None and began < phase["start_at"]:
         return f"{here} ({phase['label']} for {fmt.age(began, data.now)})"

@@ -51,26 +51,35 @@ _METRICS = {
     "ttft_p95_ms": "TTFT p95",
     "total_p50_ms": "total time p50",
     "output_tps_p50": "output speed",
-    "error_rate": "error rate",
+    "error_rate": "busy-error rate",
+    "timeout_rate": "timeout rate",
+    "wrong_rate": "wrong-answer rate",
+    "sanity_flag_rate": "sanity-flag rate",
     "accuracy": "accuracy",
 }
 
 
-def current_phase(phases: pl.DataFrame, provider: str) -> dict[str, Any] | None:
-    """The ongoing phase (or the latest one) of ``provider``."""
+def current_phase(phases: pl.DataFrame, provider: str, at: datetime) -> dict[str, Any] | None:
+    """The phase of ``provider`` ongoing at ``at`` (or the latest one before it).
+
+    A report of a past week may rest on a later analysis run: phases that began after
+    the week say nothing about it.
+    """
     if phases.height == 0:
         return None
-    mine = phases.filter(pl.col("provider") == provider).sort("start_at")
+    mine = phases.filter((pl.col("provider") == provider) & (pl.col("start_at") < at))
     if mine.height == 0:
         return None
-    ongoing = mine.filter(pl.col("end_at").is_null())
+    mine = mine.sort("start_at")
+    ongoing = mine.filter(pl.col("end_at").is_null() | (pl.col("end_at") > at))
     return (ongoing if ongoing.height else mine).row(-1, named=True)
 
 
-def episode_start(phases: pl.DataFrame, provider: str) -> datetime | None:
-    """Where the current run of same-label phases began: a degradation that moved from
-    one stage to another (long-context issues, then major) is one episode to a reader."""
-    phase = current_phase(phases, provider)
+def episode_start(phases: pl.DataFrame, provider: str, at: datetime) -> datetime | None:
+    """Where the run of same-label phases ongoing at ``at`` began: a degradation that
+    moved from one stage to another (long-context issues, then major) is one episode to
+    a reader."""
+    phase = current_phase(phases, provider, at)
     if phase is None:
         return None
     mine = phases.filter(
@@ -128,10 +137,13 @@ def _sign_effect(row: dict[str, Any]) -> str:
 
 
 def _firing(data: ReportData, provider: str) -> pl.DataFrame:
+    """Signs that fire in a window reaching into the report's period: a later analysis
+    run's recent window says nothing about a past week."""
     table = data.result("warning_signs")
     if table.height == 0:
         return table
-    return table.filter((pl.col("provider") == provider) & pl.col("fires")).sort("sign")
+    in_time = pl.col("window_start").is_null() | (pl.col("window_start") < data.now)
+    return table.filter((pl.col("provider") == provider) & pl.col("fires") & in_time).sort("sign")
 
 
 def _signs(data: ReportData, provider: str) -> list[SignView]:
@@ -182,12 +194,13 @@ def _week_changes(data: ReportData, provider: str) -> list[str]:
 
 def _analysis_changes(data: ReportData, provider: str) -> list[str]:
     notes = []
-    start = data.week.start
+    # This week only: an analysis run after the week also dates changes that came later.
+    start, end = data.week.start, data.now
     phases = data.result("phases")
     if phases.height:
         mine = phases.filter(pl.col("provider") == provider).sort("start_at")
         # The first phase begins with the first probe: that is no change.
-        new = mine.slice(1).filter(pl.col("start_at") >= start)
+        new = mine.slice(1).filter(pl.col("start_at").is_between(start, end, closed="left"))
         for row in new.iter_rows(named=True):
             stage = STAGES.get(row["stage"], row["stage"])
             notes.append(f"Entered phase '{stage}' on {fmt.day(row['start_at'])}")
@@ -195,7 +208,7 @@ def _analysis_changes(data: ReportData, provider: str) -> list[str]:
     if points.height:
         mine = points.filter(
             (pl.col("provider") == provider)
-            & (pl.col("at") >= start)
+            & pl.col("at").is_between(start, end, closed="left")
             & (pl.col("effect").abs() >= _MIN_CHANGE)
         )
         biggest = mine.sort(pl.col("effect").abs(), descending=True).head(3)
@@ -203,10 +216,18 @@ def _analysis_changes(data: ReportData, provider: str) -> list[str]:
             metric = _METRICS.get(row["metric"], row["metric"])
             where = f"{row['context_class']}-context " if row["context_class"] else ""
             notes.append(
-                f"{where.capitalize()}{metric} shifted {fmt.rel(row['effect'])} on "
-                f"{fmt.day(row['at'])} (change point)"
+                f"{where.capitalize()}{metric} {_shift(row)} on {fmt.day(row['at'])} (change point)"
             )
     return notes
+
+
+def _shift(row: dict[str, Any]) -> str:
+    """A change point's move in words. A rate's ratio from a (near) zero baseline is an
+    artefact of the zero-count correction (+52709 %), so rates show their two levels."""
+    before, after = row["level_before"], row["level_after"]
+    if str(row["metric"]).endswith("_rate") and fmt.known(before) and fmt.known(after):
+        return f"went from {fmt.pct(before)} to {fmt.pct(after)}"
+    return f"shifted {fmt.rel(row['effect'])}"
 
 
 def _hours(data: ReportData, provider: str) -> pl.DataFrame:
@@ -260,7 +281,7 @@ def _readiness(data: ReportData, provider: str) -> str:
 def _since(data: ReportData, phase: dict[str, Any]) -> str:
     since = phase["start_at"]
     text = f"since {fmt.day(since)} ({fmt.age(since, data.now)})"
-    began = episode_start(data.result("phases"), str(phase["provider"]))
+    began = episode_start(data.result("phases"), str(phase["provider"]), data.now)
     if began is not None and began < since:
         text += f"; {phase['label']} since {fmt.day(began)} ({fmt.age(began, data.now)})"
     return text
@@ -276,6 +297,21 @@ def _severity(phase: dict[str, Any]) -> str:
     return text
 
 
+def _last_probe(data: ReportData, provider: str) -> datetime | None:
+    last = data.providers.filter(pl.col("provider") == provider)["last_at"]
+    return last[0] if last.len() else None
+
+
+def _stale(data: ReportData, phase: dict[str, Any], last: datetime) -> str:
+    """A provider not probed this week: its phase describes then, not now."""
+    stage = STAGES.get(phase["stage"], str(phase["stage"])).lower()
+    return (
+        f"Last probed {fmt.stamp(last)}, {fmt.age(last, data.now)} before this report's "
+        f"data ends: {stage} then (since {fmt.day(phase['start_at'])}). With no probes "
+        "since, nothing says how it is now, so there is no verdict for this week."
+    )
+
+
 def _verdict(data: ReportData, provider: str, model: str) -> Verdict:
     outlook = _readiness(data, provider)
     # Without a baseline the analysis's phases and change points are noise, not news.
@@ -284,7 +320,7 @@ def _verdict(data: ReportData, provider: str, model: str) -> Verdict:
         probed = data.week_stats.filter(pl.col("provider") == provider).height > 0
         changes = ["No notable change this week." if probed else "No probes this week."]
     signs, qvalues = _signs(data, provider), _sign_qvalues(data, provider)
-    phase = current_phase(data.result("phases"), provider)
+    phase = current_phase(data.result("phases"), provider, data.now)
     if outlook or data.analysis_run is None or phase is None:
         status = (
             "Not enough data yet"
@@ -296,6 +332,12 @@ def _verdict(data: ReportData, provider: str, model: str) -> Verdict:
         return Verdict(
             provider, model, "unknown", status, "", "", "", signs, changes, outlook, qvalues
         )
+    last = _last_probe(data, provider)
+    if last is not None and last < data.week.start:
+        return Verdict(
+            provider, model, "unknown", f"No probes since {fmt.day(last)}", "", "", "",
+            signs, changes, _stale(data, phase, last), qvalues,
+        )  # fmt: skip
     judged = grade(_evidence(data, provider, phase))
     details = "; ".join(x for x in (judged.details, qvalues) if x)
     return Verdict(
@@ -324,17 +366,34 @@ def verdicts(data: ReportData) -> list[Verdict]:
 
 
 def _degraded(data: ReportData, provider: str) -> bool:
-    phase = current_phase(data.result("phases"), provider)
-    return phase is not None and phase["label"] == "degraded" and phase["end_at"] is None
+    phase = current_phase(data.result("phases"), provider, data.now)
+    return (
+        phase is not None
+        and phase["label"] == "degraded"
+        and (phase["end_at"] is None or phase["end_at"] > data.now)
+    )
 
 
 def _pick(data: ReportData, cls: str) -> Recommendation:
     ran = data.week_stats.filter(pl.col("context_class") == cls)
-    rows = ran.filter((pl.col("n") >= _MIN_PROBES) & (pl.col("n_ok") > 0)).with_columns(
+    enough = ran.filter(pl.col("n") >= _MIN_PROBES)
+    # A pick compares availability and TTFT: a provider whose answers carried no TTFT
+    # cannot be "the fastest".
+    rows = enough.filter((pl.col("n_ok") > 0) & pl.col("ttft_p50").is_not_null()).with_columns(
         (pl.col("n_ok") / pl.col("n")).alias("availability")
     )
     if ran.height == 0:
         return Recommendation(cls, None, f"No {cls}-context probes ran this week.")
+    if rows.height == 0 and enough.height:
+        have = ", ".join(
+            f"{r['provider']} {r['n_ok']} of {r['n']}" for r in enough.iter_rows(named=True)
+        )
+        return Recommendation(
+            cls,
+            None,
+            f"No provider answered a {cls}-context probe with a measured TTFT this week "
+            f"(successes: {have}): there is nothing to compare.",
+        )
     if rows.height == 0:
         have = ", ".join(f"{r['provider']} {r['n']}" for r in ran.iter_rows(named=True))
         most = int(ran["n"].max())  # type: ignore[arg-type]
