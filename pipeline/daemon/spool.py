@@ -65,8 +65,8 @@ def _segment_name(seq: int) -> str:
     return f"{_PREFIX}{seq:012d}{_SUFFIX}"
 
 
-def list_segments(directory: Path) -> list[Segment]:
-    """All segment files, oldest first."""
+def _named_segments(directory: Path) -> list[Segment]:
+    """Every entry named like a segment, whatever it is, oldest first."""
     segments: list[Segment] = []
     if not directory.is_dir():
         return segments
@@ -75,6 +75,17 @@ def list_segments(directory: Path) -> list[Segment]:
         if digits.isdigit():
             segments.append(Segment(int(digits), path))
     return sorted(segments, key=lambda s: s.seq)
+
+
+def list_segments(directory: Path) -> list[Segment]:
+    """All segment files, oldest first.
+
+    An entry named like a segment that is not a regular file (a directory, a FIFO, a
+    symlink to either) is left out: reading it fails or, for a FIFO, blocks for ever, and
+    that must stop neither the flush of the real segments nor ``nerfwatch status``.
+    ``Spool.open`` names such entries in the log; they are never deleted.
+    """
+    return [s for s in _named_segments(directory) if s.path.is_file()]
 
 
 def read_segment(path: Path) -> list[str]:
@@ -152,7 +163,10 @@ class Spool:
             os.close(lock_fd)
             raise SpoolLocked(f"spool {self.directory} is in use by another daemon") from None
         self._lock_fd = lock_fd
-        existing = list_segments(self.directory)
+        existing = _named_segments(self.directory)  # odd entries too: their names are taken
+        for segment in existing:
+            if not segment.path.is_file():
+                log.error("spool entry %s is not a regular file; left alone", segment.path)
         self._start_segment(existing[-1].seq + 1 if existing else 1)
         self._thread = threading.Thread(target=self._writer, name="spool-writer", daemon=True)
         self._thread.start()

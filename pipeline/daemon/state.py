@@ -7,12 +7,12 @@ sizes its first prompts as if it had never seen the provider's tokenizer.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Iterable
 from datetime import UTC, date, datetime, time
 
 from pipeline.daemon.budget import Spend
+from pipeline.daemon.spooled import spooled_object, spooled_probe
 from pipeline.warehouse import Warehouse
 
 __all__ = ["learned_chars_per_token", "open_alerts", "spool_spend", "today_spend"]
@@ -48,16 +48,15 @@ def spool_spend(lines: Iterable[str], day: date) -> dict[str, Spend]:
     """The same sums over spooled rows not yet in the warehouse."""
     out: dict[str, Spend] = {}
     for line in lines:
-        try:
-            row = json.loads(line)
-            started = datetime.fromisoformat(row["started_at"])
-        except (ValueError, KeyError):
+        row = spooled_object(line)
+        if row is None or row.get("source") != "live":
             continue
-        if row.get("source") != "live" or started.astimezone(UTC).date() != day:
+        probe = spooled_probe(row)  # None: a damaged line (the next flush quarantines it)
+        if probe is None or probe.started_at.date() != day:
             continue
-        spend = out.setdefault(row["provider"], Spend())
-        spend.tokens += (row.get("input_tokens") or 0) + (row.get("output_tokens") or 0)
-        spend.cost_usd += row.get("cost_usd") or 0.0
+        spend = out.setdefault(probe.provider, Spend())
+        spend.tokens += probe.tokens
+        spend.cost_usd += probe.cost_usd
     return out
 
 

@@ -7,15 +7,14 @@ daemon runs; when a reader holds the file too long, the spool part still answers
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from pipeline.config import Config
 from pipeline.daemon.flush.segments import EVENT_TABLE, SPOOL_TABLE
 from pipeline.daemon.spool import Spool, pending_lines
+from pipeline.daemon.spooled import SpooledProbe, spooled_object, spooled_probe
 from pipeline.daemon.state import day_start
 from pipeline.warehouse import Lake, Warehouse, WarehouseError
 
@@ -72,22 +71,22 @@ def _later(a: datetime | None, b: datetime | None) -> bool:
     return b is not None and (a is None or b > a)
 
 
-def _merge_spool_row(status: ProviderStatus, row: dict[str, Any], today: datetime) -> None:
-    started = datetime.fromisoformat(row["started_at"]).astimezone(UTC)
+def _merge_spool_row(status: ProviderStatus, row: SpooledProbe, today: datetime) -> None:
+    started = row.started_at
     if started >= today:
-        status.today_cost_usd += row.get("cost_usd") or 0.0
-        status.today_tokens += (row.get("input_tokens") or 0) + (row.get("output_tokens") or 0)
-        if row.get("run_status") == "skipped":
+        status.today_cost_usd += row.cost_usd
+        status.today_tokens += row.tokens
+        if row.run_status == "skipped":
             status.today_skipped += 1
-    if row.get("run_status") != "done":
+    if row.run_status != "done":
         return
     if _later(status.last_probe_at, started):
         status.last_probe_at = started
-        status.last_error_class = row.get("error_class")
-    if row.get("error_class") not in (None, "ok") and _later(status.last_error_at, started):
+        status.last_error_class = row.error_class
+    if row.error_class not in (None, "ok") and _later(status.last_error_at, started):
         status.last_error_at = started
-        detail = row.get("error_detail")
-        status.last_error = row["error_class"] + (f": {detail}" if detail else "")
+        detail = row.error_detail
+        status.last_error = f"{row.error_class}" + (f": {detail}" if detail else "")
 
 
 def gather_status(config: Config, *, lock_wait_s: float = 10.0) -> DaemonStatus:
@@ -129,21 +128,30 @@ def gather_status(config: Config, *, lock_wait_s: float = 10.0) -> DaemonStatus:
                 result.last_event = f"{e['kind']} at {e['occurred_at']:%Y-%m-%dT%H:%M:%SZ}"
                 result.last_event += f" (pid {e['pid']})"
     spool = Spool(config.warehouse.spool_dir)
+    damaged = 0
     for line in spool.iter_pending():
-        try:
-            row = json.loads(line)
-        except ValueError:
+        spooled = spooled_object(line)
+        if spooled is None:
+            damaged += 1
             continue
-        if row.get(SPOOL_TABLE) == EVENT_TABLE:  # counts are cumulative per session
-            session = str(row.get("session_id"))
-            lost_by_session[session] = max(
-                lost_by_session.get(session, 0), row.get("rows_lost") or 0
-            )
+        if spooled.get(SPOOL_TABLE) == EVENT_TABLE:  # counts are cumulative per session
+            session, count = str(spooled.get("session_id")), spooled.get("rows_lost")
+            if isinstance(count, int) and not isinstance(count, bool):
+                lost_by_session[session] = max(lost_by_session.get(session, 0), count)
             continue
-        if row.get(SPOOL_TABLE) is not None or row.get("source", "live") != "live":
+        if spooled.get(SPOOL_TABLE) is not None:
             continue
-        status = by_name.setdefault(row["provider"], ProviderStatus(row["provider"]))
-        _merge_spool_row(status, row, today)
+        probe = spooled_probe(spooled)
+        if probe is None:
+            damaged += 1
+        elif probe.source == "live":
+            status = by_name.setdefault(probe.provider, ProviderStatus(probe.provider))
+            _merge_spool_row(status, probe, today)
+    if damaged:
+        result.notes.append(
+            f"{damaged} spool lines are damaged; the next flush quarantines them"
+            " (table quarantined_rows)"
+        )
     result.rows_lost = sum(lost_by_session.values())
     result.providers = sorted(by_name.values(), key=lambda s: s.provider)
     return result

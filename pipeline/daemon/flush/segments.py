@@ -105,10 +105,15 @@ _PROBE_COLUMNS = {name: _duckdb_type(t) for name, t in PROBE_SCHEMA.items()}
 def _insert_spooled() -> tuple[str, str]:
     """The inserts of spooled probe rows and events (built on first use: the checks they
     carry come from the schema, which is not worth reading at import)."""
+    # A line for a table this version does not know (a newer nerfwatch wrote it) would
+    # match neither insert and leave with its segment: it fails this one instead, and the
+    # line-by-line path quarantines it.
     probes = insert_new_sql(
         "probe_results",
         f"SELECT * EXCLUDE ({SPOOL_TABLE}) FROM {_read_json(_PROBE_COLUMNS)} "
-        f"WHERE {SPOOL_TABLE} IS NULL",
+        f"WHERE CASE WHEN {SPOOL_TABLE} IS NULL THEN true "
+        f"WHEN {SPOOL_TABLE} = '{EVENT_TABLE}' THEN false "
+        f"ELSE error('a spool line for an unknown table') END",
         key="run_id",
     )
     events = insert_new_sql(
@@ -262,7 +267,12 @@ class SegmentWriter:
         end = data.rfind(b"\n") + 1
         if end < len(data):
             tail = data[end:].decode("utf-8", "replace")
-            log.error("spool segment %s ends with a torn line; quarantined", path.name)
+            log.error(
+                "spool segment %s ends with a torn line at byte %d (%d bytes); quarantined",
+                path.name,
+                end,
+                len(data) - end,
+            )
             quarantine.append(_quarantine_row(tail, "torn_tail", path.name, None))
             with open(path, "r+b") as fh:
                 fh.truncate(end)
@@ -303,10 +313,16 @@ class SegmentWriter:
                     log.error("spool line in %s is not valid JSON; quarantined", path.name)
                     quarantine.append(_quarantine_row(text, "invalid_json", path.name, None))
                     continue
-                if row.get(SPOOL_TABLE) == EVENT_TABLE:
+                table = row.get(SPOOL_TABLE)
+                if table == EVENT_TABLE:
                     events.append(_Line(text, row, path.name))
-                else:
+                elif table is None:
                     probes.append(_Line(text, clamp_row(row), path.name))
+                else:
+                    reason = f"unknown table: {str(table)[:100]}"
+                    log.error("spool line in %s is for an %s; quarantined", path.name, reason)
+                    run_id = row.get("run_id") or row.get("event_id")
+                    quarantine.append(_quarantine_row(text, reason, path.name, run_id))
         inserted = 0
         for start in range(0, len(probes), _CHUNK_ROWS):
             chunk = probes[start : start + _CHUNK_ROWS]

@@ -1,0 +1,166 @@
+"""A damaged spool on disk: odd entries, damaged lines, lines from a newer version.
+
+Whatever is found in the spool directory, the rows beside it still reach the warehouse,
+``nerfwatch status`` and the daemon's start still read the spool, and nothing blocks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from datetime import UTC, date, datetime
+from pathlib import Path
+
+from pipeline.daemon import Daemon, DaemonTuning
+from pipeline.daemon.flush import Flusher, SegmentWriter
+from pipeline.daemon.spool import Spool, list_segments, pending_lines
+from pipeline.daemon.state import spool_spend
+from pipeline.daemon.status import gather_status
+from pipeline.warehouse import Warehouse
+from probes.ids import new_run_id
+from probes.result import ProbeResult
+from tests.support.daemon import LocalProbe, make_config
+from tests.support.waiting import within
+
+_DAY = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
+
+
+def _row(**extra: object) -> ProbeResult:
+    return ProbeResult(
+        run_id=new_run_id(),
+        started_at=_DAY,
+        provider="alpha",
+        model="m",
+        probe="short",
+        task_family="arithmetic",
+        run_status="done",
+        **extra,  # type: ignore[arg-type]
+    )
+
+
+def _spool_with(directory: Path, rows: list[ProbeResult]) -> None:
+    """A spool left by an earlier daemon: one closed segment holding ``rows``."""
+    spool = Spool(directory)
+    spool.open()
+
+    async def append() -> None:
+        for row in rows:
+            await spool.append(row.to_json())
+
+    asyncio.run(append())
+    spool.close()
+
+
+def _segment(directory: Path, seq: int) -> Path:
+    return directory / f"seg-{seq:012d}.jsonl"
+
+
+def _flush(directory: Path, warehouse: Warehouse) -> tuple[int, str | None]:
+    spool = Spool(directory)
+    spool.open()
+    flusher = Flusher(spool, SegmentWriter(Warehouse(warehouse.path, lock_wait_s=0.2), directory))
+    try:
+        outcome = flusher.flush_once()
+    finally:
+        flusher.close()
+        spool.close()
+    return outcome.inserted, outcome.error
+
+
+def test_entries_named_like_segments_that_are_not_files_are_left_alone(tmp_path: Path) -> None:
+    """A directory, a symlink to one and a FIFO where segments should be (a restore gone
+    wrong, a stray ``mkfifo``): the real segments around them flush, status reads the
+    spool, a new segment gets a name of its own, and the odd entries stay untouched."""
+    warehouse = Warehouse(tmp_path / "w.duckdb")
+    warehouse.migrate()
+    directory = tmp_path / "spool"
+    rows = [_row() for _ in range(3)]
+    _spool_with(directory, rows[:2])
+    _segment(directory, 2).mkdir()
+    _segment(directory, 3).symlink_to(tmp_path)
+    os.mkfifo(_segment(directory, 4))  # reading it would block until a writer came
+    _segment(directory, 5).write_text(rows[2].to_json() + "\n", encoding="utf-8")
+    assert [s.seq for s in list_segments(directory)] == [1, 5]
+    assert pending_lines(directory) == 3
+    status = gather_status(make_config(tmp_path), lock_wait_s=0.2)
+    assert status.spool_depth == 3
+
+    assert _flush(directory, warehouse) == (3, None)
+    stored = warehouse.query("SELECT run_id FROM probe_results")["run_id"].to_list()
+    assert sorted(stored) == sorted(r.run_id for r in rows)
+    left = sorted(p.name for p in directory.iterdir() if p.name != ".lock")
+    assert left == [_segment(directory, seq).name for seq in (2, 3, 4)]
+
+
+def test_damaged_lines_leave_status_and_spend_readable(tmp_path: Path) -> None:
+    """Lines that are JSON but not probe rows (an array, null, fields of the wrong type)
+    wait in the spool while the warehouse is away; status and the day's spend skip them
+    (a count or cost that is no number counts as none, as the flush stores it)."""
+    directory = tmp_path / "spool"
+    good = _row(error_class="overloaded", cost_usd=0.25, input_tokens=100, output_tokens=20)
+    _spool_with(directory, [good])
+    text = _DAY.isoformat()
+    damaged = [
+        [1, 2],
+        42,
+        None,
+        {},
+        {"started_at": text, "source": "live"},
+        {"provider": "alpha", "started_at": 12345, "source": "live"},
+        {"provider": ["alpha"], "started_at": text, "source": "live"},
+        {"provider": "alpha", "started_at": "9999-12-31T23:59:59-23:00", "source": "live"},
+        {"provider": "alpha", "started_at": text, "source": "live", "cost_usd": "free"},
+        {"provider": "alpha", "started_at": text, "source": "live", "input_tokens": "many"},
+        {"provider": "alpha", "started_at": text, "run_status": "done", "error_class": 7},
+        {"spool_table": "daemon_events", "session_id": "s", "rows_lost": "x"},
+    ]
+    lines = "".join(json.dumps(d) + "\n" for d in damaged)
+    _segment(directory, 2).write_text(lines, encoding="utf-8")
+
+    spend = spool_spend(Spool(directory).iter_pending(), date(2026, 3, 2))
+    assert (spend["alpha"].tokens, spend["alpha"].cost_usd) == (120, 0.25)
+    status = gather_status(make_config(tmp_path), lock_wait_s=0.2)  # no warehouse yet
+    alpha = next(p for p in status.providers if p.provider == "alpha")
+    assert (alpha.last_probe_at, alpha.last_error) == (_DAY, "overloaded")
+    assert status.spool_depth == 1 + len(damaged)
+    assert any("9 spool lines are damaged" in note for note in status.notes), status.notes
+
+
+def test_a_line_for_a_table_this_version_does_not_know_is_quarantined(tmp_path: Path) -> None:
+    """A newer nerfwatch may spool rows for a table this one lacks (after a downgrade):
+    such a line is kept in ``quarantined_rows``, never deleted with its segment unseen."""
+    warehouse = Warehouse(tmp_path / "w.duckdb")
+    warehouse.migrate()
+    directory = tmp_path / "spool"
+    rows = [_row() for _ in range(2)]
+    _spool_with(directory, rows)
+    future = json.dumps({"spool_table": "probe_notes", "run_id": "n1", "note": "x"})
+    _segment(directory, 2).write_text(future + "\n", encoding="utf-8")
+
+    assert _flush(directory, warehouse) == (2, None)
+    quarantined = warehouse.query("SELECT reason, run_id, line FROM quarantined_rows").rows()
+    assert quarantined == [("unknown table: probe_notes", "n1", future)]
+    assert pending_lines(directory) == 0
+
+
+def test_a_broken_warehouse_and_a_damaged_line_do_not_stop_the_daemon(tmp_path: Path) -> None:
+    """The warehouse file is not DuckDB (zero bytes after a crash) and the spool holds a
+    damaged line the flush could not quarantine yet: the daemon still starts and probes,
+    and its rows wait in the spool."""
+    config = make_config(tmp_path, every_s=0.2)
+    config.warehouse.path.write_bytes(b"")
+    directory = config.warehouse.spool_dir
+    directory.mkdir()
+    _segment(directory, 1).write_text("[1, 2]\n", encoding="utf-8")
+    tuning = DaemonTuning(install_signals=False, schedule_report=False, flush_process=False)
+
+    async def main() -> int:
+        daemon = Daemon(config, probe_fn=LocalProbe(), tuning=tuning)
+        stats = await within(daemon.run(stop_after_s=1.5), 120, "the daemon's run")
+        return stats.done
+
+    done = asyncio.run(main())
+    assert done > 0
+    assert pending_lines(directory) >= done + 1
+    assert config.warehouse.path.read_bytes() == b""
