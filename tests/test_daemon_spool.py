@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
 import os
 import signal
 import subprocess
@@ -264,3 +266,47 @@ def _event() -> dict[str, object]:
         "pid": 1,
         "nerfwatch_version": "0",
     }
+
+
+def _heartbeat(occurred_at: str) -> str:
+    """A spooled lifecycle event, as ``SessionEvents`` writes it."""
+    return json.dumps(
+        {
+            "spool_table": "daemon_events", "event_id": new_run_id(), "session_id": "s1",
+            "occurred_at": occurred_at, "kind": "heartbeat", "detail": None, "host": "h",
+            "pid": 7, "nerfwatch_version": None, "rows_lost": 0,
+        }
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("path", ["fast", "slow"])
+def test_only_lines_already_stored_count_as_replayed(
+    tmp_path: Path, path: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Events and damaged lines are not replays: an operator reading 'skipped N rows already
+    stored (replay)' after every heartbeat would look for a crash that never happened."""
+    warehouse = Warehouse(tmp_path / "w.duckdb", lock_wait_s=1)
+    warehouse.migrate()
+    spool = Spool(tmp_path / "spool")
+    spool.open()
+    lines = [_row().to_json(), _heartbeat("2026-11-20T12:00:00+00:00"), "{not json"]
+    if path == "slow":  # a number no column holds sends the batch down the line-by-line path
+        lines.append(_row(input_tokens=2**70).to_json())
+    for line in lines:
+        asyncio.run(spool.append(line))
+    (segment,) = spool.seal()
+    copy = segment.path.read_bytes()
+    flusher = Flusher(spool, SegmentWriter(warehouse, spool.directory))
+    with caplog.at_level(logging.INFO, logger="pipeline.daemon.flush.daemon_side"):
+        first = flusher.flush_once()
+    assert first.rows == len(lines) and first.inserted == len(lines) - 2
+    assert "already stored" not in caplog.text
+    segment.path.write_bytes(copy)  # the same lines again: a flush cut short before its delete
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="pipeline.daemon.flush.daemon_side"):
+        again = flusher.flush_once()
+    assert again.inserted == 0
+    replayed = len(lines) - 1  # all but the line that is not JSON, quarantined again
+    assert f"flush skipped {replayed} rows already stored (replay)" in caplog.text
+    flusher.close()
+    spool.close()

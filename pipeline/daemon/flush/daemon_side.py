@@ -109,10 +109,8 @@ class Flusher:
                 log.error("flush failed, spool keeps the rows: %s", exc)
                 seconds = time.perf_counter() - started
                 return FlushOutcome(error=str(exc), seconds=seconds, depth=self.spool.depth())
-            if written.inserted < written.rows:
-                log.info(
-                    "flush skipped %d rows already stored (replay)", written.rows - written.inserted
-                )
+            if written.replayed:
+                log.info("flush skipped %d rows already stored (replay)", written.replayed)
             if self.consecutive_busy:
                 log.info(
                     "warehouse available again after %d deferred flushes", self.consecutive_busy

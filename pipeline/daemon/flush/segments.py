@@ -165,11 +165,12 @@ class Written:
     """What a write did. ``finished_at`` is ``time.perf_counter()`` after the segments
     were deleted: CLOCK_MONOTONIC, comparable across processes on one machine."""
 
-    rows: int
-    inserted: int
+    rows: int  # complete spool lines read: probe rows, events, damaged lines
+    inserted: int  # probe rows new to the warehouse
     held_s: float
     finished_at: float
     cpu_s: float  # CPU time of the writing process (all its threads) during the write
+    replayed: int = 0  # lines already stored (a flush cut short before its delete)
 
 
 class _BadSpoolData(Exception):
@@ -229,17 +230,21 @@ class SegmentWriter:
         live = [p for p, lines in counts if lines > 0]
         rows = sum(lines for _, lines in counts)
         held = 0.0
-        inserted = 0
+        inserted = events = 0
         if live or batch.side or quarantine:
             held = time.perf_counter()
             session = self.warehouse.connect() if self.warehouse.resident else nullcontext()
             with session:  # a resident warehouse: nested writes share this attach
-                inserted = self._insert(live, quarantine)
+                inserted, events = self._insert(live, quarantine)
                 self._insert_side(batch.side)
                 self._quarantine(quarantine)
             held = time.perf_counter() - held
         remove_segments(self.spool_dir, existing)
-        return Written(rows, inserted, held, time.perf_counter(), time.process_time() - cpu)
+        # a torn tail is no complete line, so it is not among ``rows``
+        set_aside = sum(1 for q in quarantine if q["reason"] != "torn_tail")
+        replayed = max(0, rows - inserted - events - set_aside)
+        finished = time.perf_counter()
+        return Written(rows, inserted, held, finished, time.process_time() - cpu, replayed)
 
     def start(self) -> None:
         """Nothing to start: the warehouse is opened per write."""
@@ -247,10 +252,11 @@ class SegmentWriter:
     def close(self) -> None:
         self.warehouse.close()
 
-    def _insert(self, live: list[Path], quarantine: list[dict[str, Any]]) -> int:
-        """Insert every row of ``live`` in one statement (line by line if DuckDB balks)."""
+    def _insert(self, live: list[Path], quarantine: list[dict[str, Any]]) -> tuple[int, int]:
+        """Insert every row of ``live`` in one statement (line by line if DuckDB balks);
+        the probe rows and events that were new."""
         if not live:
-            return 0
+            return 0, 0
         try:
             return self._insert_json(live)
         except _BadSpoolData as exc:
@@ -279,7 +285,7 @@ class SegmentWriter:
                 os.fsync(fh.fileno())
         return data.count(b"\n")
 
-    def _insert_json(self, paths: list[Path]) -> int:
+    def _insert_json(self, paths: list[Path]) -> tuple[int, int]:
         """DuckDB reads the JSON lines itself: no per-row Python work. One transaction."""
         files = [str(p) for p in paths]
         with self.warehouse.connect() as con:
@@ -287,8 +293,8 @@ class SegmentWriter:
             try:
                 con.execute("BEGIN TRANSACTION")
                 insert_probes, insert_events = _insert_spooled()
-                result = con.execute(insert_probes, [files]).fetchall()
-                con.execute(insert_events, [files]).fetchall()
+                probes = con.execute(insert_probes, [files]).fetchall()
+                events = con.execute(insert_events, [files]).fetchall()
                 con.execute("COMMIT")
             except duckdb.Error as exc:
                 with contextlib.suppress(duckdb.Error):
@@ -296,9 +302,9 @@ class SegmentWriter:
                 if isinstance(exc, _ROW_ERRORS):
                     raise _BadSpoolData(str(exc).splitlines()[0]) from exc
                 raise WarehouseError(f"insert into probe_results failed: {exc}") from exc
-        return int(result[0][0]) if result else 0
+        return (int(probes[0][0]) if probes else 0), (int(events[0][0]) if events else 0)
 
-    def _insert_lines(self, paths: list[Path], quarantine: list[dict[str, Any]]) -> int:
+    def _insert_lines(self, paths: list[Path], quarantine: list[dict[str, Any]]) -> tuple[int, int]:
         """Slow path: decode in Python, set unstorable numbers to NULL (``clamp_row``),
         insert in chunks, and narrow a failing chunk down to the rows to quarantine."""
         probes: list[_Line] = []
@@ -327,8 +333,8 @@ class SegmentWriter:
         for start in range(0, len(probes), _CHUNK_ROWS):
             chunk = probes[start : start + _CHUNK_ROWS]
             inserted += self._insert_or_quarantine(chunk, self._insert_probes, quarantine)
-        self._insert_or_quarantine(events, self._insert_events, quarantine)
-        return inserted
+        new_events = self._insert_or_quarantine(events, self._insert_events, quarantine)
+        return inserted, new_events
 
     def _insert_probes(self, lines: Sequence[_Line]) -> int:
         frame = probe_frame([line.row for line in lines])
