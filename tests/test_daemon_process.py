@@ -28,6 +28,7 @@ from tests.support.daemon import (
     simulator_provider,
     write_toml,
 )
+from tests.support.lock_holder import holding
 from tests.support.procfs import open_targets, processes
 from tests.support.waiting import wait_until
 
@@ -72,6 +73,36 @@ def test_sigterm_mid_probe_aborts_cleanly_and_exits_zero(
         "SELECT run_status, skip_reason, total_ms, error_class FROM probe_results"
     )
     assert rows.rows() == [("aborted", "shutdown", None, None)]
+
+
+def test_sigterm_during_a_start_up_held_up_by_the_warehouse_stops_cleanly(
+    tmp_path: Path, simulator: SimulatorHandle
+) -> None:
+    """The start-up migrates and replays the spool, and waits for a warehouse another
+    process holds (20 s and more). A SIGTERM then used to kill the daemon outright; now it
+    is taken when the start-up ends, and the stop is the usual clean one."""
+    db = tmp_path / "nerfwatch.duckdb"
+    Warehouse(db).migrate()
+    config = write_toml(
+        tmp_path / "nerfwatch.toml",
+        providers=[simulator_provider(simulator, "nova")],
+        probes=[every_second_probe("short")],
+        daemon={"shutdown_grace": "200ms", "metrics_port": free_port()},
+    )
+    log = tmp_path / "daemon.log"
+    with holding(db), nerfwatch_run(config, output=log) as proc:
+        # the spool is open: the start-up is under way, and its waits are ahead
+        wait_until(
+            lambda: (tmp_path / "spool" / ".lock").exists() or proc.poll() is not None,
+            120,
+            "the daemon's spool to open",
+        )
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=120)
+    text = log.read_text()
+    assert proc.returncode == 0, text[-3000:]
+    assert "daemon starting" in text and "stop requested (SIGTERM)" in text
+    assert "daemon stopped (SIGTERM)" in text
 
 
 def _flush_holder(daemon: int, path: Path) -> int | None:

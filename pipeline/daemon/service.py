@@ -125,9 +125,11 @@ class Daemon:
     ) -> DaemonStats:
         """Run until stopped (signal, ``stop()``, ``stop_event`` or ``stop_after_s``)."""
         self._stopper.attach(asyncio.get_running_loop())
+        self._stopper.install_stop_signals()
         try:
             await self._start()
         except BaseException:
+            self._stopper.remove_signals()
             await self._release()
             raise
         try:
@@ -224,6 +226,11 @@ class Daemon:
             self.spool.open()
         except (SpoolError, OSError) as exc:
             raise DaemonError(str(exc)) from exc
+        log.info(
+            "daemon starting: migrating %s and replaying spool %s",
+            _where(self.config.warehouse.location),
+            self.spool.directory,
+        )
         self.flusher.writer.start()  # a flush process's imports overlap with the steps below
         estimators = await warm_start(
             self.config,
@@ -241,7 +248,7 @@ class Daemon:
         self._bridge = bridge = self._wire(estimators)
         self._schedule(bridge, self.config)
         bridge.start()
-        self._stopper.install_signals()
+        self._stopper.install_reload_signal()
         await self._events.write("start", f"{len(bridge.specs)} jobs")
         self._flush_task = asyncio.ensure_future(self._flush.run())
         upcoming = [t for key, t in bridge.next_runs().items() if key in bridge.specs and t]

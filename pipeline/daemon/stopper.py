@@ -56,12 +56,21 @@ class Stopper:
         """Remember the daemon's loop (for ``request`` from other threads)."""
         self._loop = loop
 
-    def install_signals(self) -> None:
-        """SIGTERM/SIGINT stop, SIGHUP reloads (unless tuning turned signals off)."""
+    def install_stop_signals(self) -> None:
+        """SIGTERM/SIGINT stop (unless tuning turned signals off). Installed before the
+        start-up, which may wait on a held warehouse for many seconds: a stop asked for
+        then is taken when the start-up ends, and the daemon stops cleanly instead of
+        dying mid-start."""
         if not self._install_signals or self._loop is None:
             return
         self._loop.add_signal_handler(signal.SIGTERM, self._request, "SIGTERM")
         self._loop.add_signal_handler(signal.SIGINT, self._request, "SIGINT")
+
+    def install_reload_signal(self) -> None:
+        """SIGHUP reloads the config; only once started, when there is a schedule to apply
+        it to."""
+        if not self._install_signals or self._loop is None:
+            return
         self._loop.add_signal_handler(signal.SIGHUP, self._on_reload)
 
     def remove_signals(self) -> None:
