@@ -8,6 +8,7 @@ import pytest
 from pipeline.analysis.changepoints import detect
 from pipeline.analysis.effects import (
     benjamini_hochberg,
+    day_dispersion,
     fisher_one_sided,
     mann_whitney_one_sided,
     rate_ratio_ci,
@@ -163,3 +164,14 @@ def test_relative_shift_ci_covers_the_planted_change() -> None:
     after = rng.normal(np.log(650), 0.1, 600)
     eff, lo, hi = relative_shift_ci(before, after)
     assert lo < 0.3 < hi and eff == pytest.approx(0.3, abs=0.03)
+
+
+def test_day_dispersion_is_one_for_binomial_counts_and_large_for_bursts() -> None:
+    rng = np.random.default_rng(3)
+    trials = np.full(28, 1000)
+    binomial = [day_dispersion(rng.binomial(trials, 0.02), trials) for _ in range(200)]
+    assert 1.0 <= float(np.mean(binomial)) < 1.3
+    bursts = rng.binomial(trials, 0.02 * rng.lognormal(0, 0.5, 28))
+    assert day_dispersion(bursts, trials) > 3.0
+    assert day_dispersion(np.zeros(28, dtype=int), trials) == 1.0
+    assert day_dispersion(np.array([5, 9]), np.array([100, 100])) == 1.0  # too few days

@@ -2,7 +2,9 @@
 
 Latency effects are shifts of the median on the log scale (reported as relative changes);
 their confidence intervals come from a moving-block bootstrap, because hourly values are
-autocorrelated and an i.i.d. bootstrap would be too narrow. Counts use exact tests.
+autocorrelated and an i.i.d. bootstrap would be too narrow. Counts use exact tests; those
+assume independent trials, so where the trials of a day share a cause (error bursts), the
+counts are first shrunk by the dispersion measured between days (``day_dispersion``).
 """
 
 from __future__ import annotations
@@ -15,7 +17,10 @@ from scipy import stats
 
 __all__ = [
     "benjamini_hochberg",
+    "day_dispersion",
+    "fisher_dispersed",
     "fisher_one_sided",
+    "holm",
     "mann_whitney_one_sided",
     "rate_ratio_ci",
     "relative_shift_ci",
@@ -23,6 +28,7 @@ __all__ = [
 
 FloatArray = NDArray[np.float64]
 _MAX_BOOT_N = 5000
+MIN_DISPERSION_DAYS = 7  # days of counts a dispersion estimate needs
 
 
 def _block_medians(x: FloatArray, block: int, reps: int, rng: np.random.Generator) -> FloatArray:
@@ -83,14 +89,52 @@ def fisher_one_sided(events_b: int, n_b: int, events_a: int, n_a: int) -> float:
     return float(stats.fisher_exact(table, alternative="greater").pvalue)
 
 
-def rate_ratio_ci(events_b: int, n_b: int, events_a: int, n_a: int) -> tuple[float, float, float]:
-    """Relative change of a rate (a / b - 1) with a 95 % log-normal CI (0.5 added to zeros)."""
+def day_dispersion(events: NDArray[np.integer], trials: NDArray[np.integer]) -> float:
+    """How much more the daily event rates vary than independent trials allow (>= 1).
+
+    Pearson's chi-square of the daily counts against their pooled rate, over its degrees of
+    freedom (the quasi-binomial dispersion). Trials that share a cause within a day (an
+    error burst lasting hours, a busy weekday) make the counts vary more than binomially,
+    and an exact test on the pooled counts then fires far too often; dividing counts by
+    this factor (effective sample sizes) restores its level. Needs ``MIN_DISPERSION_DAYS``
+    days with trials; with fewer (or no events), 1.0: the binomial is assumed.
+    """
+    e = np.asarray(events, dtype=np.float64)
+    n = np.asarray(trials, dtype=np.float64)
+    keep = n > 0
+    e, n = e[keep], n[keep]
+    if e.size < MIN_DISPERSION_DAYS or e.sum() <= 0 or e.sum() >= n.sum():
+        return 1.0
+    rate = e.sum() / n.sum()
+    chi2 = float(np.sum((e - n * rate) ** 2 / (n * rate * (1 - rate))))
+    return max(1.0, chi2 / (e.size - 1))
+
+
+def fisher_dispersed(
+    events_b: int, n_b: int, events_a: int, n_a: int, dispersion: float = 1.0
+) -> float:
+    """``fisher_one_sided`` on counts divided by ``dispersion`` (``day_dispersion``), the
+    effective sample sizes of overdispersed trials; the plain exact test at 1.0."""
+    if dispersion <= 1.0:
+        return fisher_one_sided(events_b, n_b, events_a, n_a)
+
+    def shrink(x: int) -> int:
+        return round(x / dispersion)
+
+    return fisher_one_sided(shrink(events_b), shrink(n_b), shrink(events_a), shrink(n_a))
+
+
+def rate_ratio_ci(
+    events_b: int, n_b: int, events_a: int, n_a: int, dispersion: float = 1.0
+) -> tuple[float, float, float]:
+    """Relative change of a rate (a / b - 1) with a 95 % log-normal CI (0.5 added to zeros);
+    the log ratio's standard error is widened by sqrt(``dispersion``) (``day_dispersion``)."""
     if n_a <= 0 or n_b <= 0:
         return float("nan"), float("nan"), float("nan")
     ea, eb = events_a + 0.5, events_b + 0.5
     na, nb = n_a + 0.5, n_b + 0.5
     log_rr = math.log((ea / na) / (eb / nb))
-    se = math.sqrt(1 / ea - 1 / na + 1 / eb - 1 / nb)
+    se = math.sqrt(max(dispersion, 1.0) * (1 / ea - 1 / na + 1 / eb - 1 / nb))
     return (
         math.expm1(log_rr),
         math.expm1(log_rr - 1.96 * se),
@@ -111,3 +155,18 @@ def benjamini_hochberg(pvalues: list[float]) -> list[float]:
     ranked = np.minimum.accumulate(ranked[::-1])[::-1]
     q[order] = np.minimum(ranked, 1.0)
     return q.tolist()
+
+
+def holm(pvalues: list[float]) -> list[float]:
+    """Holm-adjusted p-values: the family-wise error stays at the level whatever the
+    dependence between the tests (NaN p-values stay NaN and do not count as tests)."""
+    p = np.asarray(pvalues, dtype=np.float64)
+    adjusted = np.full(p.size, np.nan)
+    ok = np.flatnonzero(np.isfinite(p))
+    if ok.size == 0:
+        return adjusted.tolist()
+    order = ok[np.argsort(p[ok])]
+    m = ok.size
+    stepped = np.maximum.accumulate(p[order] * (m - np.arange(m)))
+    adjusted[order] = np.minimum(stepped, 1.0)
+    return adjusted.tolist()

@@ -58,7 +58,7 @@ def _metadata_rows(warehouse: Warehouse, end: datetime, source: str | None) -> p
 
 
 _SCORED_SQL = """
-SELECT provider, model, task_family, seed, score_strict,
+SELECT provider, model, task_family, seed, score_strict, started_at,
        CASE WHEN started_at >= ? THEN 'recent' ELSE 'baseline' END AS "window"
 FROM probe_results
 WHERE score_strict IS NOT NULL AND seed IS NOT NULL AND started_at >= ? AND started_at < ?

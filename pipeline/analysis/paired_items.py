@@ -6,8 +6,11 @@ et al.; research note, section 1). Pairing each item with itself removes the ite
 difficulty from the comparison. The exact McNemar test conditions on the discordant pairs:
 under "nothing changed" a flip is as likely to go either way, so the number that became
 wrong is Binomial(flips, 1/2). It assumes the items are independent and each was scored
-the same way in both windows. The flip rate (flips / pairs) is reported with a Wilson
-interval: it measures change whatever its direction.
+the same way in both windows: one answer per item and window (the latest), because an item
+answered more often in the 28-day baseline than in the 3-day window would otherwise look
+worse there by chance alone (right "every time" is harder in ten tries than in one), and
+unchanged answers would read as many wrong->right flips. The flip rate (flips / pairs) is
+reported with a Wilson interval: it measures change whatever its direction.
 """
 
 from __future__ import annotations
@@ -63,10 +66,14 @@ def pairs_from_rows(rows: pl.DataFrame, window: str = "window") -> tuple[dict, d
     """Per-item correctness of the ``baseline`` and ``recent`` windows from probe rows
     (``task_family``, ``seed``, ``score_strict`` and a ``window`` column). Right means
     ``correct`` (an unparseable answer is not); an item scored several times in a window
-    counts as right only if right every time."""
+    counts by its latest answer (by ``started_at`` when given, else the last row): one
+    answer on each side, so an unchanged item is as likely to flip either way however
+    often each window asked it."""
     scored = rows.filter(pl.col("score_strict").is_not_null())
-    right = (pl.col("score_strict") == "correct").all()
-    per_item = scored.group_by(window, "task_family", "seed").agg(right)
+    if "started_at" in scored.columns:
+        scored = scored.sort("started_at", maintain_order=True)
+    right = (pl.col("score_strict") == "correct").last()
+    per_item = scored.group_by(window, "task_family", "seed", maintain_order=True).agg(right)
     out: dict[str, dict] = {"baseline": {}, "recent": {}}
     for name, family, seed, right in per_item.iter_rows():
         if name in out:

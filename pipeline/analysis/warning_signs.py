@@ -6,7 +6,11 @@ the "worse" direction:
 * long_context_slower: hourly long/short TTFT ratio, Mann-Whitney (AR(1)-deflated), relative
   shift of the median with a block-bootstrap CI; worth reporting from +10 %.
 * more_busy_errors: busy errors (rate_limited, overloaded, server_error) per attempt, Fisher
-  exact; rate ratio with a log-normal CI; worth reporting from x1.5.
+  exact; rate ratio with a log-normal CI; worth reporting from x1.5. Busy errors come in
+  bursts and follow demand (the trials of a day are not independent), so both the test and
+  the interval use effective counts: divided by the baseline's day-to-day dispersion
+  (``effects.day_dispersion``, quasi-binomial; shown in the detail when above 1). It
+  assumes the recent window is as dispersed as the baseline.
 * dumber_answers: wrong answers among scored probes and sanity-flagged answers among all, two
   Fisher exact tests combined by Bonferroni; effect = accuracy change (points). Where the
   same seeded items were answered in both windows, McNemar on them joins (Bonferroni).
@@ -37,6 +41,8 @@ import polars as pl
 
 from pipeline.analysis.effects import (
     benjamini_hochberg,
+    day_dispersion,
+    fisher_dispersed,
     fisher_one_sided,
     mann_whitney_one_sided,
     rate_ratio_ci,
@@ -129,16 +135,31 @@ def _tests(
     n_b, n_a = int(base["n"].sum()), int(rec["n"].sum())
     if n_a and n_b:
         e_b, e_a = int(base["n_busy"].sum()), int(rec["n_busy"].sum())
-        eff, lo, hi = rate_ratio_ci(e_b, n_b, e_a, n_a)
+        phi = _busy_dispersion(base)
+        eff, lo, hi = rate_ratio_ci(e_b, n_b, e_a, n_a, phi)
+        test, detail = "fisher exact", f"busy errors {e_b}/{n_b} -> {e_a}/{n_a}"
+        if phi > 1.0:
+            test = "fisher exact on effective counts (day-to-day dispersion)"
+            detail += f"; dispersion {phi:.2f} (counts divided by it)"
         out["more_busy_errors"] = (
-            eff, lo, hi, fisher_one_sided(e_b, n_b, e_a, n_a), "fisher exact",
-            f"busy errors {e_b}/{n_b} -> {e_a}/{n_a}", eff >= _MIN["more_busy_errors"],
+            eff, lo, hi, fisher_dispersed(e_b, n_b, e_a, n_a, phi), test, detail,
+            eff >= _MIN["more_busy_errors"],
         )  # fmt: skip
         out["dumber_answers"] = _dumber(base, rec, n_b, n_a)
     limits = _limits(base, rec)
     if limits is not None:
         out["reduced_rate_limits"] = limits
     return out
+
+
+def _busy_dispersion(base: pl.DataFrame) -> float:
+    """Day-to-day dispersion of the baseline's busy-error counts (1.0: binomial)."""
+    days = (
+        base.group_by(pl.col("hour").dt.truncate("1d").alias("day"))
+        .agg(pl.col("n").sum(), pl.col("n_busy").sum())
+        .sort("day")
+    )
+    return day_dispersion(days["n_busy"].to_numpy(), days["n"].to_numpy())
 
 
 def _dumber(

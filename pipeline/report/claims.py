@@ -3,13 +3,19 @@
 Sentences are built from the analysis's own tests (``cycle_tests``, ``seasonality``) and
 always carry the p-value and the counts (k of n onsets), so a reader sees how thin the
 evidence is and can add the per-provider counts up to the pooled one: both count each
-provider's onsets against its own vendor's releases only.
+provider's onsets against its own vendor's releases only. Every pair of providers gets a
+synchronization test, so with k providers k(k-1)/2 tests speak at once: their p-values are
+Holm-adjusted before any pair is called synchronized (five independent providers would
+otherwise show a "shared cause" in about one report in five).
 """
 
 from __future__ import annotations
 
+import math
+
 import polars as pl
 
+from pipeline.analysis.effects import holm
 from pipeline.analysis.release_cycles import CLUSTER_WINDOW_DAYS
 from pipeline.report import fmt
 from pipeline.report.data import ReportData
@@ -57,17 +63,24 @@ def cycle_findings(data: ReportData) -> list[str]:
         lines.append(_onsets(row, str(row["provider"])))
     sync = tests.filter(pl.col("test").str.starts_with("synchronized:"))
     if sync.height:
-        hits = sync.filter(pl.col("pvalue") < _ALPHA)
+        raw = [p if isinstance(p, float) else math.nan for p in sync["pvalue"].to_list()]
+        sync = sync.with_columns(pl.Series("adjusted", holm(raw), dtype=pl.Float64))
+        hits = sync.filter(pl.col("adjusted") < _ALPHA)
+        tested = sum(1 for p in raw if math.isfinite(p))
+        family = f"Holm-adjusted over {tested} pairs" if tested > 1 else ""
         if hits.height == 0:
             lines.append(
                 f"No two providers degraded on the same days more than chance allows "
-                f"({sync.height} pair(s) tested, every p ≥ {_ALPHA})."
+                f"({sync.height} pair(s) tested, every p ≥ {_ALPHA}"
+                + (f", {family})." if family else ").")
             )
         for row in hits.iter_rows(named=True):
             pair = str(row["test"]).split(":", 1)[1].replace("|", " and ")
             lines.append(
                 f"{pair} degraded on overlapping days (Jaccard {row['statistic']:.2f}, "
-                f"p = {row['pvalue']:.2g}): a shared cause such as one vendor's training run."
+                f"p = {row['adjusted']:.2g}"
+                + (f", {family}" if family else "")
+                + "): a shared cause such as one vendor's training run."
             )
     return lines
 
