@@ -144,29 +144,22 @@ def rate_ratio_ci(
 
 def benjamini_hochberg(pvalues: list[float]) -> list[float]:
     """BH-adjusted q-values (NaN p-values stay NaN and do not count as tests)."""
-    p = np.asarray(pvalues, dtype=np.float64)
-    q = np.full(p.size, np.nan)
-    ok = np.flatnonzero(np.isfinite(p))
-    if ok.size == 0:
-        return q.tolist()
-    order = ok[np.argsort(p[ok])]
-    m = ok.size
-    ranked = p[order] * m / np.arange(1, m + 1)
-    ranked = np.minimum.accumulate(ranked[::-1])[::-1]
-    q[order] = np.minimum(ranked, 1.0)
-    return q.tolist()
+    return _adjusted(pvalues, "fdr_bh")
 
 
 def holm(pvalues: list[float]) -> list[float]:
     """Holm-adjusted p-values: the family-wise error stays at the level whatever the
     dependence between the tests (NaN p-values stay NaN and do not count as tests)."""
+    return _adjusted(pvalues, "holm")
+
+
+def _adjusted(pvalues: list[float], method: str) -> list[float]:
+    """statsmodels' ``multipletests`` adjustment over the finite p-values only."""
+    from statsmodels.stats.multitest import multipletests
+
     p = np.asarray(pvalues, dtype=np.float64)
     adjusted = np.full(p.size, np.nan)
-    ok = np.flatnonzero(np.isfinite(p))
-    if ok.size == 0:
-        return adjusted.tolist()
-    order = ok[np.argsort(p[ok])]
-    m = ok.size
-    stepped = np.maximum.accumulate(p[order] * (m - np.arange(m)))
-    adjusted[order] = np.minimum(stepped, 1.0)
+    ok = np.isfinite(p)
+    if ok.any():
+        adjusted[ok] = multipletests(p[ok], method=method)[1]
     return adjusted.tolist()
