@@ -3,6 +3,11 @@ row once, duplicates from the upstream flush race are repaired, one run at a tim
 
 from __future__ import annotations
 
+import os
+import signal
+import socket
+import subprocess
+import sys
 from datetime import timedelta
 from pathlib import Path
 
@@ -66,6 +71,33 @@ def test_only_one_maintenance_runs_at_a_time(warehouse: Warehouse) -> None:
     warehouse.execute("UPDATE _maintenance_lease SET until = now() - INTERVAL 1 SECOND")
     taken_over = maintain(warehouse, holder="site-a:7")  # the holder crashed: lease expired
     assert taken_over.skipped is None
+    assert warehouse.query("SELECT count(*) AS n FROM _maintenance_lease")["n"][0] == 0
+
+
+def _killed_pid() -> int:
+    """The PID of a process that was killed with SIGKILL (as a maintenance can be)."""
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    return proc.pid
+
+
+@on_every_lake
+def test_the_lease_of_a_maintenance_killed_on_this_host_is_taken_over_at_once(
+    warehouse: Warehouse,
+) -> None:
+    host = socket.gethostname()
+    warehouse.execute(
+        "CREATE TABLE IF NOT EXISTS _maintenance_lease (holder VARCHAR, until TIMESTAMPTZ)"
+    )
+    alive = f"{host}:{os.getppid()}"  # another maintenance here, still running
+    warehouse.execute("INSERT INTO _maintenance_lease VALUES (?, now() + INTERVAL 1 HOUR)", [alive])
+    busy = maintain(warehouse, holder=f"{host}:{os.getpid()}")
+    assert busy.skipped is not None and alive in busy.skipped
+    killed = f"{host}:{_killed_pid()}"
+    warehouse.execute("UPDATE _maintenance_lease SET holder = ?", [killed])
+    done = maintain(warehouse, holder=f"{host}:{os.getpid()}")
+    assert done.skipped is None, done.skipped
     assert warehouse.query("SELECT count(*) AS n FROM _maintenance_lease")["n"][0] == 0
 
 

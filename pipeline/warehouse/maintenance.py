@@ -7,7 +7,8 @@ maintenance, designed around its open upstream issues:
 - Only one maintenance runs at a time, across sites: a lease row in
   ``_maintenance_lease`` taken in one lake transaction (read, delete, insert). Two sites
   taking it at once both delete the same row, so the catalog refuses the second commit;
-  a lease past its time (a crashed holder) is taken over.
+  a lease past its time (a crashed holder) is taken over, and so is at once the lease of
+  a holder on this host whose process is gone (a run killed mid-way).
 - A flush of inlined data racing an insert can duplicate rows (upstream): after the
   flush, every keyed table is checked by its key and any duplicate is reduced to one
   copy in one transaction, so the race costs a repair, never a double count.
@@ -22,6 +23,9 @@ A single DuckDB file needs none of this (it compacts at its checkpoints).
 
 from __future__ import annotations
 
+import contextlib
+import os
+import socket
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -57,6 +61,16 @@ def maintain(
     """Compact ``warehouse`` if it is a lake and no other maintenance holds the lease."""
     if warehouse.lake is None:
         return Maintenance(skipped="a DuckDB file compacts itself at checkpoints")
+    try:
+        return _maintain(warehouse, holder=holder, lease=lease, keep=keep)
+    except duckdb.Error as exc:  # a catalog or data file out of reach between the steps
+        raise WarehouseError(f"maintenance of {warehouse.where} failed: {one_line(exc)}") from exc
+
+
+def _maintain(
+    warehouse: Warehouse, *, holder: str, lease: timedelta, keep: timedelta
+) -> Maintenance:
+    """``maintain`` on a lake; DuckDB's own errors are left to the caller to word."""
     other = _take_lease(warehouse, holder, lease)
     if other is not None:
         return Maintenance(skipped=f"another maintenance holds the lease ({other})")
@@ -79,6 +93,13 @@ def maintain(
         ]
         return Maintenance(duplicates_removed=removed, steps=tuple(steps))
     finally:
+        _release_lease(warehouse, holder)
+
+
+def _release_lease(warehouse: Warehouse, holder: str) -> None:
+    """Give the lease back. Best effort: when the lake is out of reach, the error of the
+    step that failed is the one to report, and the lease then runs out by itself."""
+    with contextlib.suppress(duckdb.Error, WarehouseError):
         warehouse.execute(f"DELETE FROM {_LEASE} WHERE holder = ?", [holder])
 
 
@@ -92,6 +113,7 @@ def _take_lease(warehouse: Warehouse, holder: str, lease: timedelta) -> str | No
             f" FROM {_LEASE} WHERE until > now() AND holder <> ?",
             [holder],
         ).fetchall()
+        held = [row for row in held if not _crashed_here(row[0])]
         if held:
             rollback(con)
             return f"{held[0][0]} until {held[0][1]}"
@@ -106,6 +128,22 @@ def _take_lease(warehouse: Warehouse, holder: str, lease: timedelta) -> str | No
             rollback(con)
             return f"taken at the same moment: {one_line(exc)}"
     return None
+
+
+def _crashed_here(holder: str) -> bool:
+    """Whether ``holder`` (``host:pid``, as ``nerfwatch warehouse maintain`` names itself)
+    ran on this host and its process is gone: a run killed mid-way leaves its lease
+    behind, and the next run here need not wait the rest of the hour for it."""
+    host, sep, pid = holder.rpartition(":")
+    if not sep or host != socket.gethostname() or not pid.isdigit() or int(pid) <= 0:
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # alive, under another user
+        return False
+    return False
 
 
 def _call(warehouse: Warehouse, function: str, step: str) -> str:

@@ -63,9 +63,17 @@ class PostgresServer:
 
     def new_database(self) -> str:
         """A fresh, empty database for one test; its name."""
-        name = f"lake_{next(self._names)}"
-        self._client("createdb", name)
+        name = self.unused_database()
+        self.create_database(name)
         return name
+
+    def unused_database(self) -> str:
+        """The name of a database no test has created (yet): a catalog to point at before
+        it exists."""
+        return f"lake_{next(self._names)}"
+
+    def create_database(self, name: str) -> None:
+        self._client("createdb", name)
 
     def busy_transactions(self, dbname: str, client_ports: set[int] | None = None) -> int:
         """Sessions of ``dbname`` inside a transaction right now (other than ours); only

@@ -27,6 +27,9 @@ __all__ = ["FlushOutcome", "Flusher", "RowWriter"]
 
 log = logging.getLogger(__name__)
 
+# Failed flushes between two log lines of one outage: at the back-off's 30 s cap, an hour.
+_FAILURE_REMINDER = 120
+
 
 class RowWriter(Protocol):
     """Writes a batch under one hold of the warehouse file (``SegmentWriter``,
@@ -64,6 +67,7 @@ class Flusher:
         self._side: list[SideRows] = []
         self._side_lock = threading.Lock()
         self.consecutive_busy = 0
+        self.consecutive_failures = 0  # flushes the warehouse refused in a row (an outage)
 
     @contextmanager
     def paused(self) -> Iterator[None]:
@@ -106,7 +110,7 @@ class Flusher:
                 return FlushOutcome(busy=True, seconds=seconds, depth=self.spool.depth())
             except WarehouseError as exc:
                 self._requeue(side)
-                log.error("flush failed, spool keeps the rows: %s", exc)
+                self._failed(exc)
                 seconds = time.perf_counter() - started
                 return FlushOutcome(error=str(exc), seconds=seconds, depth=self.spool.depth())
             if written.replayed:
@@ -116,6 +120,12 @@ class Flusher:
                     "warehouse available again after %d deferred flushes", self.consecutive_busy
                 )
             self.consecutive_busy = 0
+            if self.consecutive_failures:
+                log.info(
+                    "warehouse reachable again after %d failed flushes; the spool drains",
+                    self.consecutive_failures,
+                )
+            self.consecutive_failures = 0
             return FlushOutcome(
                 rows=written.rows,
                 inserted=written.inserted,
@@ -125,6 +135,16 @@ class Flusher:
                 cpu_s=written.cpu_s,
                 depth=self.spool.depth(),
             )
+
+    def _failed(self, exc: WarehouseError) -> None:
+        """Log an outage once, not once per retried flush (a catalog down for hours would
+        fill the log): the first failure, then a reminder every ``_FAILURE_REMINDER``."""
+        self.consecutive_failures += 1
+        count = self.consecutive_failures
+        if count == 1:
+            log.error("flush failed, spool keeps the rows until the warehouse is back: %s", exc)
+        elif count % _FAILURE_REMINDER == 0:
+            log.error("flushes still failing (%d in a row), spool keeps the rows: %s", count, exc)
 
     def _requeue(self, side: list[SideRows]) -> None:
         """Side rows wait for the next flush (their inserts are idempotent)."""
