@@ -140,5 +140,7 @@ def test_replayed_items_join_dumber_answers_by_mcnemar() -> None:
 
 def test_the_scored_items_query_runs_on_a_real_warehouse(warehouse: Warehouse) -> None:
     rows = scored_rows(warehouse, datetime(2026, 3, 20, tzinfo=UTC), None)
-    assert rows.columns == ["provider", "model", "task_family", "seed", "score_strict", "window"]
+    assert rows.columns == [
+        "provider", "model", "task_family", "seed", "score_strict", "started_at", "window"
+    ]  # fmt: skip
     assert paired_tests(rows) == {}
