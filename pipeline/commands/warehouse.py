@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import os
-import socket
 from datetime import timedelta
 from pathlib import Path
 
@@ -21,6 +19,7 @@ from pipeline.commands.common import (
 from pipeline.config.durations import DurationError, parse_timedelta
 from pipeline.warehouse import Lake, LakeSpecError, WarehouseError
 from pipeline.warehouse.maintenance import maintain as maintain_lake
+from pipeline.warehouse.maintenance import this_process
 from pipeline.warehouse.transfer import copy_warehouse
 
 __all__ = ["register"]
@@ -85,7 +84,7 @@ def maintain(
     kept = _keep(keep)
     warehouse = existing_warehouse(config, db)
     try:
-        done = maintain_lake(warehouse, holder=f"{socket.gethostname()}:{os.getpid()}", keep=kept)
+        done = maintain_lake(warehouse, holder=this_process(), keep=kept)
     except WarehouseError as exc:
         fail(str(exc))
     finally:

@@ -86,7 +86,7 @@ def _merge_spool_row(status: ProviderStatus, row: SpooledProbe, today: datetime)
     if row.error_class not in (None, "ok") and _later(status.last_error_at, started):
         status.last_error_at = started
         detail = row.error_detail
-        status.last_error = f"{row.error_class}" + (f": {detail}" if detail else "")
+        status.last_error = f"{row.error_class}: {detail}" if detail else row.error_class
 
 
 def gather_status(config: Config, *, lock_wait_s: float = 10.0) -> DaemonStatus:

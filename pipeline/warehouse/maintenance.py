@@ -36,7 +36,7 @@ from pipeline.warehouse.transactions import rollback
 from pipeline.warehouse.transfer import table_keys
 from pipeline.warehouse.warehouse import Warehouse
 
-__all__ = ["Maintenance", "maintain"]
+__all__ = ["Maintenance", "maintain", "this_process"]
 
 _LEASE = "_maintenance_lease"
 _LAKE = "warehouse"  # the lake's catalog name on the store's connections
@@ -130,8 +130,14 @@ def _take_lease(warehouse: Warehouse, holder: str, lease: timedelta) -> str | No
     return None
 
 
+def this_process() -> str:
+    """The lease holder's name for this process, ``host:pid``, which ``_crashed_here``
+    reads back."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
 def _crashed_here(holder: str) -> bool:
-    """Whether ``holder`` (``host:pid``, as ``nerfwatch warehouse maintain`` names itself)
+    """Whether ``holder`` (``host:pid``, as ``this_process`` names a run)
     ran on this host and its process is gone: a run killed mid-way leaves its lease
     behind, and the next run here need not wait the rest of the hour for it."""
     host, sep, pid = holder.rpartition(":")
