@@ -41,6 +41,7 @@ COMPLETED = frozenset({"ok", "truncated", "context_full", "empty", "content_filt
 _ROW_COUNTS = frozenset({"input_tokens", "output_tokens", "cached_tokens", "reasoning_tokens"})
 # Key-shaped text, plus "key=..." as servers echo request parameters in error messages.
 _SECRETISH = re.compile(rf"{KEY_SHAPED.pattern}|key[=:]\s*\S+", re.I)
+_WAIT_HEADERS = ("retry-after", "retry-after-ms")  # as sent, for a bare error reply
 
 
 def _scrub(text: str | None, provider: ProviderConfig) -> str | None:
@@ -109,7 +110,8 @@ def outcome_class(
     if ex.status is not None and not 200 <= ex.status < 300:
         fields = _body_error(ex.error_body)
         codes, message = fields if fields else ((), _short(ex.error_body))
-        return classify(ex.status, codes, message, preset), _first(codes), message
+        detail = message if message.strip() else _status_line(ex)
+        return classify(ex.status, codes, message, preset), _first(codes), detail
     if state.error is not None:
         codes, message = state.error.codes, state.error.message
         return classify(200, codes, message, preset), _first(codes), message
@@ -144,6 +146,14 @@ def _short(body: object) -> str:
     if "<html" in text.lower():
         return "HTML error page"
     return text[:200]
+
+
+def _status_line(ex: Exchange) -> str:
+    """What an error reply without a body still says (a gateway's bare 503 or 529): the
+    reason phrase and the wait asked for. The caller scrubs it like any server text."""
+    line = " ".join(f"HTTP {ex.status} {ex.reason}".split())
+    waits = [f"{name} {ex.headers[name]}" for name in _WAIT_HEADERS if name in ex.headers]
+    return "; ".join([line, *(" ".join(wait.split())[:80] for wait in waits)])
 
 
 def _first(codes: tuple[str, ...]) -> str | None:

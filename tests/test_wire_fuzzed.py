@@ -133,6 +133,39 @@ def test_a_negative_retry_after_ms_falls_back_to_retry_after() -> None:
     assert result.retry_after_s == 7.0
 
 
+@pytest.mark.parametrize(
+    ("status", "reason", "headers", "detail"),
+    [
+        (503, "Service Unavailable", {"retry-after": "30"}, "HTTP 503 Service Unavailable; "
+         "retry-after 30"),
+        (429, "Too Many Requests", {}, "HTTP 429 Too Many Requests"),
+        (529, "Site Overloaded", {"retry-after-ms": "1500"}, "HTTP 529 Site Overloaded; "
+         "retry-after-ms 1500"),
+        (503, "", {}, "HTTP 503"),
+    ],
+)  # fmt: skip
+def test_an_error_status_with_an_empty_body_keeps_its_status_line(
+    status: int, reason: str, headers: dict[str, str], detail: str
+) -> None:
+    """A gateway's 503 or 529 often has no body at all: the row said nothing but the code.
+    The status line's reason phrase and the wait the server asked for say more."""
+    result = _probe(Reply(status=status, reason=reason, headers=headers))
+    assert result.http_status == status
+    assert result.error_detail == detail
+
+
+def test_a_status_line_that_echoes_the_key_is_stored_without_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    key = "sk-test-0123456789abcdefghijklmnop"
+    monkeypatch.setenv("NW_WIRE_TEST_KEY", key)
+    reply = Reply(status=401, reason=f"Unauthorized {key}", headers={"retry-after": key})
+    result = _probe(reply, api_key_env="NW_WIRE_TEST_KEY")
+    assert result.http_status == 401
+    assert result.error_detail and result.error_detail.startswith("HTTP 401 Unauthorized")
+    assert key not in result.error_detail, result.error_detail
+
+
 @pytest.mark.parametrize("code", ["\u00b2", ENDLESS], ids=["superscript-two", "5000-digits"])
 @pytest.mark.parametrize("status", [200, 400])
 def test_an_error_code_int_cannot_read_is_still_classified(code: str, status: int) -> None:

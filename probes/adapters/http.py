@@ -42,6 +42,7 @@ class Exchange:
     """Transport-level facts of one attempt (the content lives in ``StreamState``)."""
 
     status: int | None = None
+    reason: str = ""  # the status line's reason phrase ("" over HTTP/2, or when none sent)
     headers: dict[str, str] = field(default_factory=dict)
     error_body: Any = None  # decoded JSON of a non-2xx body, or its text
     failure: str | None = None  # error class decided by the transport, if any
@@ -215,6 +216,7 @@ async def execute(
             try:
                 timeline.mark_headers()
                 ex.status = response.status_code
+                ex.reason = response.reason_phrase
                 ex.headers = {k.lower(): v for k, v in response.headers.items()}
                 ex.connection_reused = trace.reused
                 if not 200 <= response.status_code < 300:

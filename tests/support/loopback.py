@@ -32,6 +32,7 @@ class Reply:
     close_after: bool = False  # close the socket after the body (despite keep-alive)
     linger_s: float = 0.0  # with close_after: wait this long before closing
     drop: bool = False  # close the socket without sending a byte
+    reason: str | None = None  # the status line's reason phrase (default: a usual one)
 
 
 def openai_answer(text: str = "ANSWER: 4") -> Reply:
@@ -55,7 +56,8 @@ def _encode(reply: Reply) -> bytes:
         "connection": "keep-alive",
         **reply.headers,
     }
-    head = f"HTTP/1.1 {reply.status} {_REASONS.get(reply.status, 'Status')}\r\n"
+    reason = reply.reason if reply.reason is not None else _REASONS.get(reply.status, "Status")
+    head = f"HTTP/1.1 {reply.status} {reason}\r\n"
     head += "".join(f"{k}: {v}\r\n" for k, v in headers.items()) + "\r\n"
     return head.encode() + reply.body
 
