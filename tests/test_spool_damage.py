@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 from datetime import UTC, date, datetime
 from pathlib import Path
+
+import pytest
 
 from pipeline.daemon import Daemon, DaemonTuning
 from pipeline.daemon.flush import Flusher, SegmentWriter
@@ -164,3 +167,36 @@ def test_a_broken_warehouse_and_a_damaged_line_do_not_stop_the_daemon(tmp_path: 
     assert done > 0
     assert pending_lines(directory) >= done + 1
     assert config.warehouse.path.read_bytes() == b""
+
+
+def test_each_quarantined_line_is_named_by_its_segment_and_line_number(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A segment of thousands of lines is no help to an operator without the line: every
+    quarantine message names the 1-based line in the file (a blank line counts, as in an
+    editor), and the good rows around the damage still land."""
+    warehouse = Warehouse(tmp_path / "w.duckdb")
+    warehouse.migrate()
+    directory = tmp_path / "spool"
+    good = [_row(), _row()]
+    _spool_with(directory, [])
+    lines = [
+        good[0].to_json(),  # 1
+        '{"run_id": "cut',  # 2: not JSON
+        "",  # 3: blank
+        json.dumps({"spool_table": "probe_notes", "run_id": "n1"}),  # 4: a table unknown here
+        json.dumps({"run_id": None, "provider": "alpha"}),  # 5: no run_id, cannot be stored
+        good[1].to_json(),  # 6
+    ]
+    name = _segment(directory, 2).name
+    (directory / name).write_text("\n".join(lines) + "\n" + '{"torn', encoding="utf-8")
+
+    caplog.set_level(logging.ERROR)
+    assert _flush(directory, warehouse) == (2, None)
+    said = "\n".join(r.getMessage() for r in caplog.records)
+    for number in (2, 4, 5):
+        assert f"line {number} of {name}" in said, said
+    assert f"{name} ends with a torn line (line 7," in said, said
+    stored = warehouse.query("SELECT run_id FROM probe_results")["run_id"].to_list()
+    assert sorted(stored) == sorted(r.run_id for r in good)
+    assert warehouse.query("SELECT count(*) AS n FROM quarantined_rows")["n"][0] == 4

@@ -35,6 +35,7 @@ __all__ = [
     "Spool",
     "SpoolError",
     "SpoolLocked",
+    "numbered_lines",
     "pending_lines",
     "read_segment",
     "remove_segments",
@@ -90,6 +91,12 @@ def list_segments(directory: Path) -> list[Segment]:
 
 def read_segment(path: Path) -> list[str]:
     """Complete lines of a segment; a torn (newline-less) tail is dropped with a warning."""
+    return [text for _, text in numbered_lines(path)]
+
+
+def numbered_lines(path: Path) -> list[tuple[int, str]]:
+    """``read_segment`` with each line's 1-based number in the file, for messages that must
+    lead an operator to it (blank lines are skipped but counted, as an editor counts)."""
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -99,8 +106,13 @@ def read_segment(path: Path) -> list[str]:
     lines = data.split(b"\n")
     tail = lines.pop()  # empty when the file ends with a newline
     if tail:
-        log.warning("spool segment %s ends with a torn line (%d bytes); dropped", path, len(tail))
-    return [line.decode("utf-8", "replace") for line in lines if line]
+        log.warning(
+            "spool segment %s ends with a torn line (line %d, %d bytes); dropped",
+            path,
+            len(lines) + 1,
+            len(tail),
+        )
+    return [(n, line.decode("utf-8", "replace")) for n, line in enumerate(lines, 1) if line]
 
 
 def pending_lines(directory: Path) -> int:

@@ -31,7 +31,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from pipeline.daemon.spool import read_segment, remove_segments
+from pipeline.daemon.spool import numbered_lines, remove_segments
 from pipeline.warehouse import Warehouse, WarehouseBusy, WarehouseError, insert_new_sql
 from probes.result import ProbeResult, clamp_row
 
@@ -200,11 +200,12 @@ def _is_row_problem(exc: BaseException) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class _Line:
-    """One decoded spool line and where it came from (for quarantine)."""
+    """One decoded spool line and where it came from (for quarantine and its message)."""
 
     text: str
     row: dict[str, Any]
     segment: str
+    number: int  # 1-based line number in the segment file
 
 
 class SegmentWriter:
@@ -274,8 +275,10 @@ class SegmentWriter:
         if end < len(data):
             tail = data[end:].decode("utf-8", "replace")
             log.error(
-                "spool segment %s ends with a torn line at byte %d (%d bytes); quarantined",
+                "spool segment %s ends with a torn line (line %d, at byte %d, %d bytes);"
+                " quarantined",
                 path.name,
+                data.count(b"\n") + 1,
                 end,
                 len(data) - end,
             )
@@ -310,23 +313,27 @@ class SegmentWriter:
         probes: list[_Line] = []
         events: list[_Line] = []
         for path in paths:
-            for text in read_segment(path):
+            for number, text in numbered_lines(path):
                 try:
                     row = json.loads(text)
                     if not isinstance(row, dict):
                         raise ValueError("not a JSON object")
                 except ValueError:
-                    log.error("spool line in %s is not valid JSON; quarantined", path.name)
+                    log.error(
+                        "spool line %d of %s is not valid JSON; quarantined", number, path.name
+                    )
                     quarantine.append(_quarantine_row(text, "invalid_json", path.name, None))
                     continue
                 table = row.get(SPOOL_TABLE)
                 if table == EVENT_TABLE:
-                    events.append(_Line(text, row, path.name))
+                    events.append(_Line(text, row, path.name, number))
                 elif table is None:
-                    probes.append(_Line(text, clamp_row(row), path.name))
+                    probes.append(_Line(text, clamp_row(row), path.name, number))
                 else:
                     reason = f"unknown table: {str(table)[:100]}"
-                    log.error("spool line in %s is for an %s; quarantined", path.name, reason)
+                    log.error(
+                        "spool line %d of %s is for an %s; quarantined", number, path.name, reason
+                    )
                     run_id = row.get("run_id") or row.get("event_id")
                     quarantine.append(_quarantine_row(text, reason, path.name, run_id))
         inserted = 0
@@ -365,7 +372,10 @@ class SegmentWriter:
                 line = lines[0]
                 reason = f"rejected: {str(exc).splitlines()[0][:300]}"
                 log.error(
-                    "spool row in %s cannot be stored (%s); quarantined", line.segment, reason
+                    "spool row at line %d of %s cannot be stored (%s); quarantined",
+                    line.number,
+                    line.segment,
+                    reason,
                 )
                 run_id = line.row.get("run_id") or line.row.get("event_id")
                 quarantine.append(_quarantine_row(line.text, reason, line.segment, run_id))
