@@ -10,6 +10,9 @@ import asyncio
 import json
 import logging
 import os
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from datetime import UTC, date, datetime
 from pathlib import Path
 
@@ -24,6 +27,7 @@ from pipeline.warehouse import Warehouse
 from probes.ids import new_run_id
 from probes.result import ProbeResult
 from tests.support.daemon import LocalProbe, make_config
+from tests.support.mounts import unavailable
 from tests.support.waiting import within
 
 _DAY = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
@@ -200,3 +204,56 @@ def test_each_quarantined_line_is_named_by_its_segment_and_line_number(
     stored = warehouse.query("SELECT run_id FROM probe_results")["run_id"].to_list()
     assert sorted(stored) == sorted(r.run_id for r in good)
     assert warehouse.query("SELECT count(*) AS n FROM quarantined_rows")["n"][0] == 4
+
+
+@contextmanager
+def _immutable(path: Path) -> Iterator[None]:
+    """``path`` with the immutable attribute: the kernel refuses to change or delete it,
+    for root too (a backup tool's lock, or ``chattr +i`` by hand)."""
+    done = subprocess.run(["chattr", "+i", str(path)], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        unavailable(f"cannot make a file immutable here: {done.stderr.strip()}")
+    try:
+        yield
+    finally:
+        subprocess.run(["chattr", "-i", str(path)], check=True)
+
+
+@pytest.mark.parametrize("fault", ["immutable", "unreadable"])
+def test_a_spool_segment_the_kernel_refuses_does_not_stop_the_daemon(
+    tmp_path: Path, fault: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """With the flush in the daemon's own thread, an OSError from the spool's files at the
+    warm start (a segment that cannot be cut or deleted: EPERM; one whose read fails: EIO,
+    here a segment linked to /proc/self/mem, whose first page no process has mapped)
+    stopped the daemon with a traceback. It is one logged flush failure naming the file;
+    the daemon starts, probes, and its own rows reach the warehouse."""
+    config = make_config(tmp_path, every_s=0.2)
+    directory = config.warehouse.spool_dir
+    earlier = _row()
+    _spool_with(directory, [earlier])
+    segment = _segment(directory, 1)
+    if fault == "unreadable":
+        segment.unlink()
+        segment.symlink_to("/proc/self/mem")
+    tuning = DaemonTuning(install_signals=False, schedule_report=False, flush_process=False)
+
+    async def main() -> int:
+        daemon = Daemon(config, probe_fn=LocalProbe(), tuning=tuning)
+        stats = await within(daemon.run(stop_after_s=1.5), 120, "the daemon's run")
+        return stats.done
+
+    caplog.set_level(logging.INFO)
+    with _immutable(segment) if fault == "immutable" else nullcontext():
+        done = asyncio.run(main())
+        errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+        assert done > 0
+        says = {"immutable": "cannot be deleted", "unreadable": "cannot be read"}[fault]
+        named = [e for e in errors if f"spool segment {segment.name} {says}" in e]
+        assert len(named) == 1, f"one line for the fault, not one per flush: {errors}"
+        assert all("\n" not in e for e in errors), errors
+        assert segment.is_symlink() or segment.read_text(encoding="utf-8").strip()
+    stored = Warehouse(config.warehouse.path).query("SELECT run_id FROM probe_results")
+    run_ids = set(stored["run_id"].to_list())
+    assert len(run_ids) >= done  # the other segments still flush
+    assert (earlier.run_id in run_ids) == (fault == "immutable")

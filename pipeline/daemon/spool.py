@@ -101,6 +101,8 @@ def numbered_lines(path: Path) -> list[tuple[int, str]]:
         data = path.read_bytes()
     except FileNotFoundError:
         return []
+    except OSError as exc:  # EIO, a segment swapped for a folder: say which one
+        raise SpoolError(f"spool segment {path.name} cannot be read: {exc.strerror}") from exc
     if not data:
         return []
     lines = data.split(b"\n")
@@ -116,20 +118,34 @@ def numbered_lines(path: Path) -> list[tuple[int, str]]:
 
 
 def pending_lines(directory: Path) -> int:
-    """How many results wait in the spool (complete lines over all segments)."""
+    """How many results wait in the spool (complete lines over all segments); a segment
+    that cannot be read is not counted (the flush names it)."""
     total = 0
     for segment in list_segments(directory):
-        with contextlib.suppress(FileNotFoundError):
+        with contextlib.suppress(OSError):
             total += segment.path.read_bytes().count(b"\n")
     return total
 
 
 def remove_segments(directory: Path, paths: list[Path]) -> None:
-    """Delete flushed segments (their rows are committed to the warehouse), durably."""
+    """Delete flushed segments (their rows are committed to the warehouse), durably.
+
+    One that cannot be deleted (EPERM, EROFS) does not keep the others: they go, and a
+    ``SpoolError`` naming it follows. Its rows are stored; a later flush skips them.
+    """
+    refused: list[str] = []
     for path in paths:
-        path.unlink(missing_ok=True)
+        try:
+            path.unlink(missing_ok=True)
+        except OSError as exc:
+            refused.append(f"spool segment {path.name} cannot be deleted: {exc.strerror}")
     if paths:
-        _fsync_dir(directory)
+        try:
+            _fsync_dir(directory)
+        except OSError as exc:
+            refused.append(f"spool folder {directory} cannot be synced: {exc.strerror}")
+    if refused:
+        raise SpoolError("; ".join([*refused, "the rows are stored; later flushes skip them"]))
 
 
 def _fsync_dir(directory: Path) -> None:

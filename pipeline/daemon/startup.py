@@ -16,7 +16,7 @@ from pipeline.daemon.budget import BudgetGuard, Spend
 from pipeline.daemon.contract import DaemonError, DaemonTuning
 from pipeline.daemon.flush import Flusher, FlushProcess, RowWriter, SegmentWriter
 from pipeline.daemon.metrics import Metrics
-from pipeline.daemon.spool import Spool
+from pipeline.daemon.spool import Spool, SpoolError
 from pipeline.warehouse import Warehouse, WarehouseError
 from probes.sizing import CharsPerToken
 
@@ -84,7 +84,11 @@ async def warm_start(
     except WarehouseError as exc:
         log.warning("could not read today's spend from the warehouse: %s", exc)
         spent, open_alerts, learned = {}, set(), {}
-    pending = state.spool_spend(spool.iter_pending(), datetime.now(UTC).date())
+    try:
+        pending = state.spool_spend(spool.iter_pending(), datetime.now(UTC).date())
+    except SpoolError as exc:  # a segment the kernel will not read; the flush names it too
+        log.warning("could not read the spend waiting in the spool: %s", exc)
+        pending = {}
     for name, spend in pending.items():
         mine = spent.setdefault(name, Spend())
         mine.tokens += spend.tokens

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from pipeline.daemon.flush.segments import FlushBatch, SideRows, Written
-from pipeline.daemon.spool import Spool
+from pipeline.daemon.spool import Spool, SpoolError
 from pipeline.warehouse import WarehouseBusy, WarehouseError
 
 __all__ = ["FlushOutcome", "Flusher", "RowWriter"]
@@ -33,7 +33,8 @@ _FAILURE_REMINDER = 120
 
 class RowWriter(Protocol):
     """Writes a batch under one hold of the warehouse file (``SegmentWriter``,
-    ``FlushProcess``); raises ``WarehouseBusy``/``WarehouseError`` and keeps the segments."""
+    ``FlushProcess``); raises ``WarehouseBusy``/``WarehouseError`` and keeps the segments
+    (an in-thread writer also ``SpoolError``, for a segment the kernel refuses)."""
 
     def start(self) -> None: ...
 
@@ -108,7 +109,7 @@ class Flusher:
                     log.warning("flush deferred, spool keeps the rows: %s", exc)
                 seconds = time.perf_counter() - started
                 return FlushOutcome(busy=True, seconds=seconds, depth=self.spool.depth())
-            except WarehouseError as exc:
+            except (WarehouseError, SpoolError) as exc:  # a spool file: the in-thread writer
                 self._requeue(side)
                 self._failed(exc)
                 seconds = time.perf_counter() - started
@@ -136,12 +137,14 @@ class Flusher:
                 depth=self.spool.depth(),
             )
 
-    def _failed(self, exc: WarehouseError) -> None:
+    def _failed(self, exc: WarehouseError | SpoolError) -> None:
         """Log an outage once, not once per retried flush (a catalog down for hours would
         fill the log): the first failure, then a reminder every ``_FAILURE_REMINDER``."""
         self.consecutive_failures += 1
         count = self.consecutive_failures
-        if count == 1:
+        if count == 1 and isinstance(exc, SpoolError):
+            log.error("flush failed on the spool's own files, spool keeps the rows: %s", exc)
+        elif count == 1:
             log.error("flush failed, spool keeps the rows until the warehouse is back: %s", exc)
         elif count % _FAILURE_REMINDER == 0:
             log.error("flushes still failing (%d in a row), spool keeps the rows: %s", count, exc)

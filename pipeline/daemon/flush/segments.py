@@ -31,7 +31,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from pipeline.daemon.spool import numbered_lines, remove_segments
+from pipeline.daemon.spool import SpoolError, numbered_lines, remove_segments
 from pipeline.warehouse import Warehouse, WarehouseBusy, WarehouseError, insert_new_sql
 from probes.result import ProbeResult, clamp_row
 
@@ -210,7 +210,8 @@ class _Line:
 
 class SegmentWriter:
     """Spool segments → warehouse; raises ``WarehouseBusy``/``WarehouseError`` and then
-    leaves every segment in place.
+    leaves every segment in place, or ``SpoolError`` naming a segment the kernel refuses
+    to read, cut or delete (after storing the rows of the others).
 
     A line that cannot become a row never blocks the lines behind it: it goes to the
     ``quarantined_rows`` table (``sql/schema/007_quarantine.sql``), kept verbatim and
@@ -225,9 +226,8 @@ class SegmentWriter:
     def write(self, batch: FlushBatch) -> Written:
         """Insert the batch under one hold of the file, then delete its segments."""
         cpu = time.process_time()
-        existing = [p for p in batch.paths if p.exists()]
         quarantine: list[dict[str, Any]] = []
-        counts = [(p, self._complete_lines(p, quarantine)) for p in existing]
+        counts, refused = self._readable([p for p in batch.paths if p.exists()], quarantine)
         live = [p for p, lines in counts if lines > 0]
         rows = sum(lines for _, lines in counts)
         held = 0.0
@@ -240,7 +240,9 @@ class SegmentWriter:
                 self._insert_side(batch.side)
                 self._quarantine(quarantine)
             held = time.perf_counter() - held
-        remove_segments(self.spool_dir, existing)
+        remove_segments(self.spool_dir, [p for p, _ in counts])
+        if refused:  # the others are stored; these stay for the operator (and a later flush)
+            raise SpoolError("; ".join(refused))
         # a torn tail is no complete line, so it is not among ``rows``
         set_aside = sum(1 for q in quarantine if q["reason"] != "torn_tail")
         replayed = max(0, rows - inserted - events - set_aside)
@@ -264,13 +266,31 @@ class SegmentWriter:
             log.error("spool rows DuckDB cannot take as they are (%s); inserting one by one", exc)
             return self._insert_lines(live, quarantine)
 
+    def _readable(
+        self, paths: list[Path], quarantine: list[dict[str, Any]]
+    ) -> tuple[list[tuple[Path, int]], list[str]]:
+        """Each segment that can be read (and cut at a torn tail) with its line count, and
+        why the others cannot: one such segment must not hold back the rows of the rest."""
+        counts: list[tuple[Path, int]] = []
+        refused: list[str] = []
+        for path in paths:
+            try:
+                counts.append((path, self._complete_lines(path, quarantine)))
+            except SpoolError as exc:
+                refused.append(str(exc))
+        return counts, refused
+
     def _complete_lines(self, path: Path, quarantine: list[dict[str, Any]]) -> int:
         """Cut a torn tail (a write interrupted by a crash) off a sealed segment.
 
         Truncating needs no free space; the tail (never acknowledged) is kept in the
-        quarantine table, not in a file beside the spool.
+        quarantine table, not in a file beside the spool. A segment the kernel refuses to
+        read or cut is a ``SpoolError`` naming it; the flush fails and the spool keeps it.
         """
-        data = path.read_bytes()
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise SpoolError(f"spool segment {path.name} cannot be read: {exc.strerror}") from exc
         end = data.rfind(b"\n") + 1
         if end < len(data):
             tail = data[end:].decode("utf-8", "replace")
@@ -282,10 +302,15 @@ class SegmentWriter:
                 end,
                 len(data) - end,
             )
+            try:
+                with open(path, "r+b") as fh:
+                    fh.truncate(end)
+                    os.fsync(fh.fileno())
+            except OSError as exc:
+                raise SpoolError(
+                    f"spool segment {path.name} cannot be cut at its torn line: {exc.strerror}"
+                ) from exc
             quarantine.append(_quarantine_row(tail, "torn_tail", path.name, None))
-            with open(path, "r+b") as fh:
-                fh.truncate(end)
-                os.fsync(fh.fileno())
         return data.count(b"\n")
 
     def _insert_json(self, paths: list[Path]) -> tuple[int, int]:
