@@ -1,5 +1,6 @@
 """Reports of odd but possible weeks: nothing succeeded, answers without a TTFT, a week
-the data has left behind, a past week seen through a later analysis, a year boundary.
+the data has left behind, a past week seen through a later analysis, a year boundary, one
+answer in a week, a rise in the last hours of a partial day.
 
 Warehouses are real DuckDB files analysed by the real analysis run; every test pins the
 report's ``now``.
@@ -16,6 +17,10 @@ import polars as pl
 
 from pipeline.analysis.orchestrate import run_analysis
 from pipeline.report import IsoWeek, render_report
+from pipeline.report.data import load_report_data
+from pipeline.report.grid_charts import MIN_SCORED, accuracy_figure
+from pipeline.report.severity import MIN_SEVERITY_HOURS
+from pipeline.report.timeline import Timeline
 from pipeline.warehouse import Warehouse
 from tests.support.report import Series, probe_frame
 
@@ -144,3 +149,98 @@ def test_probes_older_than_a_year_are_pointed_to(warehouse: Warehouse, tmp_path:
     note = _text(page.split('id="empty-note"', 1)[1].split("</div>", 1)[0])
     assert "No probes recorded yet" not in note, note
     assert "nerfwatch report --week 2025-W22" in note, note
+
+
+_FAILED = {
+    "error_class": pl.lit("overloaded"),
+    "ttft_ms": pl.lit(None, pl.Float64),
+    "total_ms": pl.lit(None, pl.Float64),
+    "output_tokens_per_s": pl.lit(None, pl.Float64),
+    "score_strict": pl.lit(None, pl.Utf8),
+}
+
+
+def _one_answer_this_week(wh: Warehouse) -> None:
+    """60 days of alpha and beta; from Monday every alpha probe failed but one, a
+    short-context answer that was right."""
+    frame = probe_frame(_both("alpha") + _both("beta"), end=NOW, days=60).with_row_index()
+    outage = (pl.col("provider") == "alpha") & (pl.col("started_at") >= WEEK.start)
+    kept = frame.filter(
+        outage & (pl.col("context_class") == "short") & (pl.col("error_class") == "ok")
+    )
+    answer = pl.col("index") == kept["index"][0]
+    failed = frame.filter(outage & ~answer).with_columns(**_FAILED)
+    right = frame.filter(answer).with_columns(score_strict=pl.lit("correct"))
+    rows = pl.concat([frame.filter(~outage), failed, right]).drop("index")
+    wh.insert_frame("probe_results", rows, key="run_id")
+
+
+def test_one_scored_answer_is_a_count_not_a_rate(warehouse: Warehouse, tmp_path: Path) -> None:
+    """ "100.0 % (20.7–100.0)" was a rate and a 95 % interval from one answer. The table
+    gives the count; the accuracy chart leaves the day out, also of the axis it shares with
+    beta (the answer's Wilson band reached down to 20.7 % and took the axis with it)."""
+    _one_answer_this_week(warehouse)
+    page = render_report(warehouse, tmp_path, week=WEEK, now=NOW).read_text(encoding="utf-8")
+    table = _text(page.split('id="comparison"', 1)[1].split("</table>", 1)[0])
+    alpha = table.split(" alpha ", 1)[1].split(" beta ", 1)[0]
+    assert "1 of 1 correct (too few to judge)" in alpha and "100.0 %" not in alpha, table
+    assert re.search(r"beta .* \d+\.\d % \(\d+\.\d–\d+\.\d\)", table), table  # 200 scored
+    assert f"fewer than {MIN_SCORED} scored answers are left out" in _text(page)
+    data = load_report_data(warehouse, WEEK, now=NOW)
+    window = Timeline.for_week((WEEK.start, WEEK.end), now=NOW, first_data=None)
+    fig = accuracy_figure(data.accuracy_daily, ["alpha", "beta"], timeline=window)
+    assert fig is not None and fig.axes[0].get_ylim()[0] >= 70, fig.axes[0].get_ylim()
+
+
+def test_an_outage_is_sized_by_its_failures_not_its_few_answers(
+    warehouse: Warehouse, tmp_path: Path
+) -> None:
+    """The same outage analysed: a major degradation whose TTFT severity rested on the
+    13 answers of its phase (12 from the healthy hours before the failures, one after),
+    printed as "short-context TTFT +10 % (95 % CI +9 % to +12 %)" beside a week-over-week
+    TTFT line from the one answer. The verdict now says how many probes failed and that
+    the answers are too few to size a latency change."""
+    _one_answer_this_week(warehouse)
+    verdict = _verdict(_render(warehouse, tmp_path, WEEK, NOW), "alpha")
+    assert "Major degradation" in verdict, verdict
+    failed = re.search(r"(\d+) of (\d+) probes failed", verdict)
+    assert failed and int(failed[1]) >= 0.85 * int(failed[2]), verdict
+    hours = re.search(r"TTFT change not sized: answers in only (\d+) hours", verdict)
+    assert hours and int(hours[1]) < MIN_SEVERITY_HOURS, verdict
+    assert not re.search(r"TTFT [+-]\d+ %", verdict), verdict
+    assert "severity 95 % CI" not in verdict and "TTFT p50" not in verdict, verdict
+    assert re.search(r"(moderate|high) confidence", verdict), verdict  # sized by failures
+
+
+def _rise_on_the_last_day(wh: Warehouse, end: datetime) -> None:
+    """60 days of alpha up to ``end``; busy errors on every probe from 2026-11-20 00:00."""
+    frame = probe_frame(_both("alpha"), end=end, days=60)
+    rise = pl.col("started_at") >= datetime(2026, 11, 20, tzinfo=UTC)
+    failed = frame.filter(rise).with_columns(**_FAILED)
+    wh.insert_frame("probe_results", pl.concat([frame.filter(~rise), failed]), key="run_id")
+
+
+def test_a_rate_change_resting_on_a_partial_day_is_provisional(
+    warehouse: Warehouse, tmp_path: Path
+) -> None:
+    """The data end at noon of the day the busy errors began: a daily rate of 12 hours,
+    counted as a whole day, is what the change point (dated days earlier: the detector
+    keeps a few days after each change) rests on. It is marked so, with the hours."""
+    _rise_on_the_last_day(warehouse, NOW)
+    verdict = _verdict(_render(warehouse, tmp_path, WEEK, NOW), "alpha")
+    assert re.search(
+        r"busy-error rate went from [^(]+\(change point, provisional: last day "
+        r"2026-11-20 partial, 12 of 24 hours\)",
+        verdict,
+    ), verdict
+
+
+def test_a_rate_change_on_whole_days_is_not_provisional(
+    warehouse: Warehouse, tmp_path: Path
+) -> None:
+    """The same rise with its day complete (the data end at midnight)."""
+    end = datetime(2026, 11, 21, tzinfo=UTC)
+    _rise_on_the_last_day(warehouse, end)
+    verdict = _verdict(_render(warehouse, tmp_path, WEEK, end), "alpha")
+    assert re.search(r"busy-error rate went from .* \(change point\)", verdict), verdict
+    assert "provisional" not in verdict, verdict

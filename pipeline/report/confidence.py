@@ -19,6 +19,11 @@ sample and says nothing about a stable phase. The report grades the evidence ins
   ``MODERATE_WIDTH`` wide (+-25 %), and for a degradation p < 0.01.
 * **low**: everything else.
 
+A degradation whose answers are too few for a latency severity (an outage;
+``severity.MIN_SEVERITY_HOURS``) is sized by the share of its probes that failed. That
+share needs no interval test: the probe counts above bound it (a 95 % Wilson interval is
+at most +-9.8 points at ``MODERATE_PROBES`` and +-5.7 at ``HIGH_PROBES``).
+
 Each level carries the reasons it is not higher, so the reader sees what limits it.
 Raw p-values go to a details line, never into the verdict's sentence. The phase test's p is
 computed at the boundaries the change-point search chose, so it is smaller than the p of a
@@ -58,6 +63,8 @@ class Evidence:
         interval: the severity's 95 % interval (relative change), or None.
         pvalue: the smallest p-value of the signals that moved (degradations only).
         agreement: the two-regime model's mean probability that the label is right, or None.
+        sized_by_failures: the phase is sized by its failed probes, not by a latency
+            interval (too few answers for one).
     """
 
     degraded: bool
@@ -66,6 +73,7 @@ class Evidence:
     interval: tuple[float, float] | None
     pvalue: float | None
     agreement: float | None
+    sized_by_failures: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +113,7 @@ def _high_limits(e: Evidence) -> list[str]:
     limits = []
     if e.probes < HIGH_PROBES or e.hours < MIN_BASELINE_HOURS:
         limits.append(f"{e.probes:,} probes over {e.hours} h")
-    if _width(e.interval) > HIGH_WIDTH:
+    if not e.sized_by_failures and _width(e.interval) > HIGH_WIDTH:
         limits.append("wide interval" if e.interval else "no size estimate")
     if e.degraded and (e.pvalue is None or e.pvalue > HIGH_P):
         limits.append("weak test")
@@ -128,7 +136,7 @@ def grade(e: Evidence) -> Grade:
         return Grade("high", [], details)
     moderate = (
         e.probes >= MODERATE_PROBES
-        and _width(e.interval) <= MODERATE_WIDTH
+        and (e.sized_by_failures or _width(e.interval) <= MODERATE_WIDTH)
         and not (e.degraded and (e.pvalue is None or e.pvalue >= PHASE_ALPHA))
     )
     return Grade("moderate" if moderate else "low", limits, details)

@@ -139,7 +139,9 @@ GROUP BY ALL ORDER BY provider, hour
 
 _HISTORY_HOURS = """
 SELECT provider, date_trunc('hour', started_at) AS hour, count(*) AS n,
-       count(*) FILTER (WHERE ok AND coalesce(context_class, 'short') = 'short') AS n_short_ok
+       count(*) FILTER (WHERE ok) AS n_ok,
+       count(*) FILTER (WHERE ok AND coalesce(context_class, 'short') = 'short') AS n_short_ok,
+       count(*) FILTER (WHERE ok AND context_class = 'long') AS n_long_ok
 FROM probes WHERE started_at >= ? AND started_at < ?
 GROUP BY ALL ORDER BY provider, hour
 """
@@ -196,7 +198,7 @@ class ReportData:
     headroom_daily: pl.DataFrame
     hour_of_week: pl.DataFrame
     week_hours: pl.DataFrame
-    history_hours: pl.DataFrame  # attempted probes per provider and hour, for evidence counts
+    history_hours: pl.DataFrame  # probes and answers per provider and hour, for evidence
     skips: pl.DataFrame
     examples: pl.DataFrame
     releases: pl.DataFrame

@@ -21,6 +21,7 @@ from pipeline.report.timeline import MARKS_NOTE, Timeline, dates
 
 __all__ = [
     "ERROR_STYLES",
+    "MIN_SCORED",
     "accuracy_chart",
     "accuracy_figure",
     "error_style",
@@ -68,6 +69,16 @@ _DAYS = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
 
 
 PERCENT = FuncFormatter(lambda x, _pos: f"{x:.3g} %")
+
+MIN_SCORED = 30
+"""Scored answers an accuracy needs before the report shows it as a rate with an interval.
+
+Below 30 even a perfect score's 95 % Wilson interval is over 11 points wide (30 of 30:
+88.6-100 %), and at the 90-97 % that probes usually score it spans 16-23 points (19 of
+20: 76-99 %): wider than the drop between a healthy and a degraded model. A percentage
+to one decimal would read as a measurement ("100 %" from one answer), so the table shows
+the count and says it is too few to judge, and the chart leaves such days out (also of
+its shared axis, which one answer at 0 % would stretch down to zero for everyone)."""
 
 
 def error_style(error_class: str) -> tuple[str, str]:
@@ -186,9 +197,9 @@ def errors_figure(
 
 
 def _accuracy_floor(scored: pl.DataFrame) -> float:
-    """The shared axis's lower end: below every Wilson band, in steps of 10 points, and
-    never above 80 % so a wobble of two points is not drawn as a cliff."""
-    part = scored.filter(pl.col("n_scored") > 0)
+    """The shared axis's lower end: below every drawn Wilson band, in steps of 10 points,
+    and never above 80 % so a wobble of two points is not drawn as a cliff."""
+    part = scored.filter(pl.col("n_scored") >= MIN_SCORED)
     lo, _hi = wilson(part["n_correct"].to_numpy(), part["n_scored"].to_numpy())
     lowest = float(np.nanmin(lo)) * 100 if lo.size else 80.0
     return max(0.0, min(80.0, np.floor(lowest / 10) * 10))
@@ -209,7 +220,8 @@ def accuracy_chart(
         "Accuracy and sanity flags",
         "Left: share of scored answers that were exactly right each day, on one axis for "
         "every provider (its range is in the title); the band is the 95 % Wilson "
-        "interval, wide when few probes were scored. Right: share of responses with a "
+        f"interval. Days with fewer than {MIN_SCORED} scored answers are left out: too "
+        "few to judge. Right: share of responses with a "
         "sanity flag (empty, truncated, wrong script, repetition, refusal), also on one "
         "scale. " + MARKS_NOTE,
         svg,
@@ -247,9 +259,12 @@ def accuracy_figure(
 
 
 def _accuracy_line(ax: Axes, part: pl.DataFrame, colour: str) -> None:
-    """The daily rate with its Wilson interval: a band, or error bars when days are few."""
+    """The daily rate with its Wilson interval: a band, or error bars when days are few.
+    Days under ``MIN_SCORED`` scored answers are gaps (NaN), not points."""
     days = dates(part, "day")
     n, k = part["n_scored"].to_numpy(), part["n_correct"].to_numpy()
+    judged = n >= MIN_SCORED
+    n, k = np.where(judged, n, 0), np.where(judged, k, 0)  # NaN rate and band where n = 0
     lo, hi = wilson(k, n)
     rate = np.where(n > 0, k / np.where(n > 0, n, 1), np.nan) * 100
     if marker(part.height):

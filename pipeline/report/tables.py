@@ -10,7 +10,7 @@ import polars as pl
 from pipeline.report import fmt
 from pipeline.report.context import ComparisonRow, CycleRow, Example, QualityNote
 from pipeline.report.data import ReportData
-from pipeline.report.grid_charts import wilson
+from pipeline.report.grid_charts import MIN_SCORED, wilson
 from pipeline.report.verdicts import STAGES, current_phase, episode_start
 
 __all__ = ["comparison", "cycle_rows", "examples", "quality_notes", "releases_for"]
@@ -24,8 +24,11 @@ def _latency(stats: pl.DataFrame, cls: str) -> str:
 
 
 def _accuracy(correct: int, scored: int) -> str:
+    """The rate with its 95 % Wilson interval, or the bare count under ``MIN_SCORED``."""
     if scored == 0:
         return fmt.DASH
+    if scored < MIN_SCORED:
+        return f"{correct} of {scored} correct (too few to judge)"
     lo, hi = wilson([correct], [scored])  # type: ignore[arg-type]
     return f"{correct / scored * 100:.1f} % ({lo[0] * 100:.1f}–{hi[0] * 100:.1f})"
 

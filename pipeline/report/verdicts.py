@@ -15,11 +15,13 @@ from typing import Any
 
 import polars as pl
 
-from pipeline.analysis.phases import MIN_BASELINE_HOURS, severity_signal
+from pipeline.analysis.phases import MIN_BASELINE_HOURS
 from pipeline.report import fmt
 from pipeline.report.confidence import Evidence, grade
 from pipeline.report.context import Recommendation, SignView, Verdict
 from pipeline.report.data import ReportData
+from pipeline.report.last_day import partial_last_day, provisional_note
+from pipeline.report.severity import SeverityBasis, describe, severity_basis
 
 __all__ = ["STAGES", "current_phase", "episode_start", "recommendations", "verdicts"]
 
@@ -38,11 +40,6 @@ SIGNS = {
     "response_metadata_changed": "Response metadata changed (model name, token counts)",
     "reduced_rate_limits": "Reduced rate limits",
     "no_official_word": "No official word",
-}
-_SEVERITY_OF = {
-    "ttft_short": "short-context TTFT",
-    "ttft_long": "long-context TTFT",
-    "output_speed": "output speed",
 }
 _MIN_PROBES = 5  # fewer probes of a class in a week say nothing about it
 _MIN_CHANGE = 0.05  # change points smaller than this are not worth a line in the verdict
@@ -177,7 +174,9 @@ def _week_changes(data: ReportData, provider: str) -> list[str]:
         now, before = _stat(data.week_stats, provider, cls), _stat(data.prev_stats, provider, cls)
         if not now or not before or min(now["n"], before["n"]) < _MIN_PROBES:
             continue
-        if now["ttft_p50"] and before["ttft_p50"]:
+        # a median of a handful of answers (an outage's survivors) is no week's TTFT
+        answered = min(now["n_ok"], before["n_ok"]) >= _MIN_PROBES
+        if answered and now["ttft_p50"] and before["ttft_p50"]:
             change = now["ttft_p50"] / before["ttft_p50"] - 1
             if abs(change) >= 0.10:
                 notes.append(
@@ -212,11 +211,15 @@ def _analysis_changes(data: ReportData, provider: str) -> list[str]:
             & (pl.col("effect").abs() >= _MIN_CHANGE)
         )
         biggest = mine.sort(pl.col("effect").abs(), descending=True).head(3)
+        run = data.analysis_run or {}
+        partial = partial_last_day(_hours(data, provider), run.get("until"))
         for row in biggest.sort("at").iter_rows(named=True):
             metric = _METRICS.get(row["metric"], row["metric"])
             where = f"{row['context_class']}-context " if row["context_class"] else ""
+            note = provisional_note(row, points, partial)
             notes.append(
-                f"{where.capitalize()}{metric} {_shift(row)} on {fmt.day(row['at'])} (change point)"
+                f"{where.capitalize()}{metric} {_shift(row)} on {fmt.day(row['at'])} "
+                f"(change point{note})"
             )
     return notes
 
@@ -234,15 +237,19 @@ def _hours(data: ReportData, provider: str) -> pl.DataFrame:
     return data.history_hours.filter(pl.col("provider") == provider)
 
 
-def _evidence(data: ReportData, provider: str, phase: dict[str, Any]) -> Evidence:
-    """Probes, interval, test and regime-model agreement behind ``phase``."""
+def _evidence(
+    data: ReportData, provider: str, phase: dict[str, Any], basis: SeverityBasis
+) -> Evidence:
+    """Probes, interval, test and regime-model agreement behind ``phase``. An outage
+    whose answers are too few for a latency severity is sized by its failures instead."""
     end = phase["end_at"] or data.now
     inside = _hours(data, provider).filter(
         (pl.col("hour") >= phase["start_at"]) & (pl.col("hour") < end)
     )
     degraded = phase["label"] != "stable"
+    unsized = degraded and not basis.sizeable  # its interval is not printed: not graded
     lo, hi = phase["severity_lo"], phase["severity_hi"]
-    interval = (lo, hi) if fmt.known(lo) and fmt.known(hi) else None
+    interval = (lo, hi) if fmt.known(lo) and fmt.known(hi) and not unsized else None
     pvalue = 1.0 - phase["confidence"] if degraded and fmt.known(phase["confidence"]) else None
     probs = data.result("degraded_probability")
     agreement = None
@@ -257,7 +264,15 @@ def _evidence(data: ReportData, provider: str, phase: dict[str, Any]) -> Evidenc
         if days.len() and phase["label"] in ("stable", "degraded"):
             mean = float(days.mean())  # type: ignore[arg-type]
             agreement = mean if degraded else 1.0 - mean
-    return Evidence(degraded, int(inside["n"].sum()), inside.height, interval, pvalue, agreement)
+    return Evidence(
+        degraded,
+        int(inside["n"].sum()),
+        inside.height,
+        interval,
+        pvalue,
+        agreement,
+        sized_by_failures=unsized and "error_rate" in (phase["signals"] or []),
+    )
 
 
 def _readiness(data: ReportData, provider: str) -> str:
@@ -284,16 +299,6 @@ def _since(data: ReportData, phase: dict[str, Any]) -> str:
     began = episode_start(data.result("phases"), str(phase["provider"]), data.now)
     if began is not None and began < since:
         text += f"; {phase['label']} since {fmt.day(began)} ({fmt.age(began, data.now)})"
-    return text
-
-
-def _severity(phase: dict[str, Any]) -> str:
-    if phase["label"] == "stable" or phase["severity"] is None:
-        return ""
-    signal = severity_signal(phase["stage"], phase["signals"] or [])
-    text = f"{_SEVERITY_OF[signal]} {fmt.rel(phase['severity'])}"
-    if phase["severity_lo"] is not None and phase["severity_hi"] is not None:
-        text += f" (95 % CI {fmt.rel(phase['severity_lo'])} to {fmt.rel(phase['severity_hi'])})"
     return text
 
 
@@ -338,7 +343,8 @@ def _verdict(data: ReportData, provider: str, model: str) -> Verdict:
             provider, model, "unknown", f"No probes since {fmt.day(last)}", "", "", "",
             signs, changes, _stale(data, phase, last), qvalues,
         )  # fmt: skip
-    judged = grade(_evidence(data, provider, phase))
+    basis = severity_basis(_hours(data, provider), phase, phase["end_at"] or data.now)
+    judged = grade(_evidence(data, provider, phase, basis))
     details = "; ".join(x for x in (judged.details, qvalues) if x)
     return Verdict(
         provider,
@@ -346,7 +352,7 @@ def _verdict(data: ReportData, provider: str, model: str) -> Verdict:
         _tone(phase),
         STAGES.get(phase["stage"], str(phase["stage"])),
         _since(data, phase),
-        _severity(phase),
+        describe(phase, basis),
         judged.words,
         signs,
         changes,
