@@ -176,9 +176,10 @@ def _one_answer_this_week(wh: Warehouse) -> None:
 
 
 def test_one_scored_answer_is_a_count_not_a_rate(warehouse: Warehouse, tmp_path: Path) -> None:
-    """ "100.0 % (20.7–100.0)" was a rate and a 95 % interval from one answer. The table
-    gives the count; the accuracy chart leaves the day out, also of the axis it shares with
-    beta (the answer's Wilson band reached down to 20.7 % and took the axis with it)."""
+    """ "100.0 % (20.7–100.0)" was a rate and a 95 % interval from one answer, beside a
+    TTFT "p50 / p95" of that answer twice. The table gives the count and the median; the
+    accuracy chart leaves the day out, also of the axis it shares with beta (the answer's
+    Wilson band reached down to 20.7 % and took the axis with it)."""
     _one_answer_this_week(warehouse)
     page = render_report(warehouse, tmp_path, week=WEEK, now=NOW).read_text(encoding="utf-8")
     table = _text(page.split('id="comparison"', 1)[1].split("</table>", 1)[0])
@@ -186,6 +187,10 @@ def test_one_scored_answer_is_a_count_not_a_rate(warehouse: Warehouse, tmp_path:
     assert "1 of 1 correct (too few to judge)" in alpha and "100.0 %" not in alpha, table
     assert re.search(r"beta .* \d+\.\d % \(\d+\.\d–\d+\.\d\)", table), table  # 200 scored
     assert f"fewer than {MIN_SCORED} scored answers are left out" in _text(page)
+    # The one answer's TTFT is its median; a p95 of one answer would only repeat it.
+    assert re.search(r"\d+ ms / \S \(1 answer, too few for a p95\)", alpha), alpha
+    latency = r"[\d.]+ m?s / [\d.]+ m?s"
+    assert re.search(rf"beta \d+ [\d.]+ % {latency} {latency} ", table), table
     data = load_report_data(warehouse, WEEK, now=NOW)
     window = Timeline.for_week((WEEK.start, WEEK.end), now=NOW, first_data=None)
     fig = accuracy_figure(data.accuracy_daily, ["alpha", "beta"], timeline=window)

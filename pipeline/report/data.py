@@ -66,6 +66,7 @@ GROUP BY ALL ORDER BY provider, context_class, day
 _WEEK_STATS = """
 SELECT provider, coalesce(context_class, 'short') AS context_class,
        count(*) AS n, count(*) FILTER (WHERE ok) AS n_ok,
+       count(ttft_ms) FILTER (WHERE ok) AS n_ttft,
        quantile_cont(ttft_ms, 0.50) FILTER (WHERE ok) AS ttft_p50,
        quantile_cont(ttft_ms, 0.95) FILTER (WHERE ok) AS ttft_p95,
        quantile_cont(output_tokens_per_s, 0.50) FILTER (WHERE ok) AS tps_p50,

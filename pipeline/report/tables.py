@@ -16,10 +16,22 @@ from pipeline.report.verdicts import STAGES, current_phase, episode_start
 __all__ = ["comparison", "cycle_rows", "examples", "quality_notes", "releases_for"]
 
 
+MIN_P95_ANSWERS = 20
+"""Answers with a TTFT a class needs before the table prints its p95. Under 20, the 95th
+percentile of the sample is its largest value or an interpolation towards it: one slow
+answer, not a tail. The median is still printed, with the count beside it."""
+
+
 def _latency(stats: pl.DataFrame, cls: str) -> str:
+    """The cell "p50 / p95", or the median and how many answers it rests on when too few
+    for a p95 (``MIN_P95_ANSWERS``)."""
     part = stats.filter(pl.col("context_class") == cls)
     if part.height == 0 or part["ttft_p50"][0] is None:
         return fmt.DASH
+    answers = int(part["n_ttft"][0])
+    if answers < MIN_P95_ANSWERS:
+        counted = f"{answers} answer" + ("" if answers == 1 else "s")
+        return f"{fmt.ms(part['ttft_p50'][0])} / {fmt.DASH} ({counted}, too few for a p95)"
     return f"{fmt.ms(part['ttft_p50'][0])} / {fmt.ms(part['ttft_p95'][0])}"
 
 
