@@ -4,6 +4,7 @@ the schema translated, and the lake opened through the config and the plain CLI.
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import time
@@ -23,7 +24,7 @@ from probes.ids import new_run_id
 from probes.result import ProbeResult
 from probes.simulator import bundled_scenario, configure
 from probes.simulator.store import write_history
-from tests.support.seaweedfs import BUCKET, S3Server
+from tests.support.seaweedfs import BUCKET, WRITE_ONLY_KEY_ID, WRITE_ONLY_SECRET, S3Server
 from tests.support.waiting import read_line
 from tests.support.warehouses import LAKE_BACKENDS
 from tests.test_config import VALID
@@ -373,3 +374,79 @@ def test_migrate_refuses_a_target_it_cannot_name(tmp_path: Path) -> None:
     ):
         result = CliRunner().invoke(app, command + args)
         assert result.exit_code == 2 and says in result.output, result.output
+
+
+def test_migrate_into_a_lake_it_cannot_read_back_fails_in_one_line(
+    tmp_path: Path, s3_server: S3Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An S3 key that may write but not read (a policy granting PutObject alone): the
+    copy of a table commits, and checking it against the source then reads the new file
+    back and is refused. That raw DuckDB error left ``warehouse migrate`` as a traceback;
+    it is one line naming the table and the lake, without the key, and exit status 1."""
+    for name, value in s3_server.environment(write_only=True).items():
+        monkeypatch.setenv(name, value)
+    file = Warehouse(tmp_path / "nerfwatch.duckdb")
+    file.execute(  # past DuckLake's inlining limit (10 rows): the copy writes a data file
+        "INSERT INTO analysis_runs (analysis_id, started_at, status)"
+        " SELECT 'an' || i, TIMESTAMPTZ '2026-11-02 10:00:00+00', 'done' FROM range(50) t(i)"
+    )
+    catalog = f"sqlite:{tmp_path / 'lake.sqlite'}"
+    command = ["warehouse", "migrate", "--db", str(file.path), "--to", "ducklake"]
+    command += ["--catalog", catalog, "--data-path", f"s3://{BUCKET}/write-only/"]
+    result = CliRunner().invoke(app, command)
+    assert isinstance(result.exception, SystemExit), repr(result.exception)
+    assert result.exit_code == 1, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1, result.output
+    assert "analysis_runs" in lines[0] and f"lake {catalog}" in lines[0], lines[0]
+    assert "403" in lines[0], lines[0]
+    assert WRITE_ONLY_SECRET not in result.output and WRITE_ONLY_KEY_ID not in result.output
+
+
+@pytest.mark.parametrize("fault", ["removed", "a folder"])
+def test_a_lake_whose_catalog_goes_away_under_an_open_store_fails_in_one_line(
+    tmp_path: Path, fault: str
+) -> None:
+    """A store keeps its lake attached between operations (the daemon's does for days).
+    When the SQLite catalog is removed, or a folder stands in its place (a restore gone
+    wrong), the ``USE`` each operation starts with let DuckDB's own error out; it is a
+    WarehouseError naming the lake, and once the catalog is back the store works again."""
+    catalog = tmp_path / "catalog.sqlite"
+    warehouse = Warehouse(Lake(f"sqlite:{catalog}", str(tmp_path / "data")))
+    try:
+        warehouse.insert_rows("probe_results", rows(3), key="run_id")
+        assert warehouse.query("SELECT count(*) AS n FROM probe_results")["n"][0] == 3
+        kept = catalog.rename(tmp_path / "kept.sqlite")
+        if fault == "a folder":
+            catalog.mkdir()
+        for operation in (
+            lambda: warehouse.query("SELECT count(*) AS n FROM probe_results"),
+            lambda: warehouse.execute("DELETE FROM probe_results WHERE false"),
+        ):
+            with pytest.raises(WarehouseError) as caught:
+                operation()
+            message = str(caught.value)
+            assert "\n" not in message and f"lake sqlite:{catalog}" in message, message
+        if catalog.is_dir():
+            catalog.rmdir()
+        shutil.move(kept, catalog)
+        assert warehouse.query("SELECT count(*) AS n FROM probe_results")["n"][0] == 3
+    finally:
+        warehouse.close()
+
+
+def test_a_lakes_messages_never_carry_the_secrets_it_is_opened_with(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """What every lake error passes through: the S3 key pair and PGPASSWORD, wherever an
+    engine's message quotes them, become ***, and the message is one line."""
+    secrets = {
+        "AWS_ACCESS_KEY_ID": "AKIA-test-key-id",
+        "AWS_SECRET_ACCESS_KEY": "s3-secret/with+chars",
+        "PGPASSWORD": "pg-pass-word",
+    }
+    for name, value in secrets.items():
+        monkeypatch.setenv(name, value)
+    lake = Lake("postgres:host=127.0.0.1 dbname=nw user=nw", "s3://bucket/prefix/")
+    text = "refused:\n key AKIA-test-key-id secret s3-secret/with+chars\n password pg-pass-word"
+    assert lake.scrub(text) == "refused: key *** secret *** password ***"

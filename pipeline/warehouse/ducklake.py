@@ -17,7 +17,7 @@ from contextlib import contextmanager
 
 import duckdb
 
-from pipeline.warehouse.errors import WarehouseError, cannot_open, make_folder, one_line
+from pipeline.warehouse.errors import LakeUnreachable, WarehouseError, cannot_open, make_folder
 from pipeline.warehouse.extensions import load_extension, offline
 from pipeline.warehouse.lake import Lake, LakeSpecError, check_catalog
 from pipeline.warehouse.lake_schema import for_ducklake
@@ -66,10 +66,19 @@ class LakeStore:
 
     @contextmanager
     def connect(self, *, read_only: bool) -> Iterator[duckdb.DuckDBPyConnection]:
-        """A cursor with the lake as its default catalog, closed afterwards."""
+        """A cursor with the lake as its default catalog, closed afterwards.
+
+        The lake stays attached between operations, so its catalog may have gone since
+        (removed, a folder in its place, the server down): ``USE`` is the first statement
+        to meet that, and says so in one line. The instance is kept: once the catalog is
+        back, the next operation works (attaching anew could create an empty catalog)."""
         cursor = self._instance(read_only).cursor()
         try:
-            cursor.execute(f"USE {_ALIAS}")
+            try:
+                cursor.execute(f"USE {_ALIAS}")
+            except duckdb.Error as exc:
+                message = str(cannot_open(self.where, self.lake.scrub(exc)))
+                raise LakeUnreachable(message) from exc
             yield cursor
         finally:
             cursor.close()
@@ -145,7 +154,7 @@ def attach_lake(con: duckdb.DuckDBPyConnection, lake: Lake, alias: str, *, read_
             f"ATTACH {_quoted(f'ducklake:{kind}:{target}')} AS {alias} ({', '.join(options)})"
         )
     except (duckdb.Error, LakeSpecError) as exc:
-        raise cannot_open(lake.where, exc) from None
+        raise cannot_open(lake.where, lake.scrub(exc)) from None
 
 
 def _create_s3_secret(con: duckdb.DuckDBPyConnection, lake: Lake) -> None:
@@ -158,7 +167,4 @@ def _create_s3_secret(con: duckdb.DuckDBPyConnection, lake: Lake) -> None:
     try:
         con.execute(f"CREATE OR REPLACE TEMPORARY SECRET {_SECRET} (TYPE s3, {options})")
     except duckdb.Error as exc:
-        text = one_line(exc)
-        for value in (settings["KEY_ID"], settings["SECRET"]):
-            text = text.replace(value, "***")
-        raise WarehouseError(f"S3 settings for {lake.where} refused: {text}") from None
+        raise WarehouseError(f"S3 settings for {lake.where} refused: {lake.scrub(exc)}") from None

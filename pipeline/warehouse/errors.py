@@ -10,7 +10,14 @@ from pathlib import Path
 
 import duckdb
 
-__all__ = ["SqlError", "WarehouseBusy", "WarehouseError", "cannot_open", "one_line"]
+__all__ = [
+    "LakeUnreachable",
+    "SqlError",
+    "WarehouseBusy",
+    "WarehouseError",
+    "cannot_open",
+    "one_line",
+]
 
 # DuckDB 1.5 reading a file written by a newer DuckDB (2.0 writes storage version 999).
 _NEWER_FILE = re.compile(
@@ -25,6 +32,11 @@ class WarehouseError(Exception):
 
 class SqlError(WarehouseError):
     """The SQL itself is wrong (syntax, unknown column...): the user's input, not the data."""
+
+
+class LakeUnreachable(WarehouseError):
+    """A lake's catalog failed under an attached store (removed, replaced, its server
+    down); ``__cause__`` is DuckDB's error, to tell a busy catalog (worth another try)."""
 
 
 class WarehouseBusy(WarehouseError):
@@ -47,8 +59,9 @@ def one_line(text: object) -> str:
     return " ".join(str(text).split())
 
 
-def cannot_open(where: str | Path, exc: BaseException) -> WarehouseError:
-    """One line saying why ``where`` cannot be opened and, if we know, what to do.
+def cannot_open(where: str | Path, exc: object) -> WarehouseError:
+    """One line saying why ``where`` cannot be opened (``exc``: the engine's error, or its
+    message already scrubbed of secrets) and, if we know, what to do.
 
     A file written by DuckDB 2.x cannot be read by the DuckDB 1.5 nerfwatch pins (the
     extension wheels the lake needs exist only for 1.5); DuckDB 2.x can copy it back into

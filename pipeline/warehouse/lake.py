@@ -99,6 +99,17 @@ class Lake:
         kind, target = check_catalog(self.catalog)
         return kind != "sqlite" or Path(target).exists()
 
+    def scrub(self, text: object) -> str:
+        """``text`` (an engine's message) on one line, with the secrets this lake is opened
+        with (the S3 key pair, a PostgreSQL catalog's PGPASSWORD) replaced by ``***``:
+        DuckDB may quote what it was given."""
+        message = str(text)
+        for name in (self.s3_key_id_env, self.s3_secret_env, "PGPASSWORD"):
+            value = os.environ.get(name, "")
+            if value.strip():
+                message = message.replace(value, "***")
+        return " ".join(message.split())
+
     def s3_settings(self) -> dict[str, str]:
         """The S3 secret's options from the environment; names the missing variable."""
         endpoint = os.environ.get(self.s3_endpoint_env, "")

@@ -14,6 +14,7 @@ and copied per analysis run, each table atomically).
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -70,18 +71,62 @@ def copy_warehouse(source: Path | Lake, target: Path | Lake) -> list[TableCopy]:
         raise WarehouseError(f"no warehouse at {source}")
     if isinstance(source, Lake) and not source.catalog_exists():
         raise WarehouseError(f"no warehouse at {source.where}")
-    Warehouse(source).migrate()  # the same schema version on both sides
+    origin = Warehouse(source)
+    try:
+        origin.migrate()  # the same schema version on both sides
+    finally:
+        origin.close()
     into = Warehouse(target)
     into.migrate()
     try:
         with into.connect() as con:
             _attach_source(con, source)
-            try:
-                return [_copy_table(con, table, key) for table, key in table_keys().items()]
-            finally:
-                con.execute(f"DETACH {_SOURCE}")
+            return _copy_attached(con, _Sides(source, target))
     finally:
         into.close()
+
+
+def _copy_attached(con: duckdb.DuckDBPyConnection, sides: _Sides) -> list[TableCopy]:
+    """Copy every table from the attached source, then detach it; a failed detach never
+    hides the error of a failed copy."""
+    try:
+        copies = [_copy_table(con, table, key, sides) for table, key in table_keys().items()]
+    except BaseException:
+        with contextlib.suppress(duckdb.Error):
+            con.execute(f"DETACH {_SOURCE}")
+        raise
+    try:
+        con.execute(f"DETACH {_SOURCE}")
+    except duckdb.Error as exc:
+        raise WarehouseError(f"detaching {sides.source} failed: {sides.scrub(exc)}") from exc
+    return copies
+
+
+@dataclass(frozen=True, slots=True)
+class _Sides:
+    """Both ends of a copy, for messages: where each is, and their secrets scrubbed."""
+
+    source_at: Path | Lake
+    target_at: Path | Lake
+
+    @property
+    def source(self) -> str:
+        return _where(self.source_at)
+
+    @property
+    def target(self) -> str:
+        return _where(self.target_at)
+
+    def scrub(self, exc: BaseException) -> str:
+        text = one_line(exc)
+        for side in (self.source_at, self.target_at):
+            if isinstance(side, Lake):
+                text = side.scrub(text)
+        return text
+
+
+def _where(location: Path | Lake) -> str:
+    return location.where if isinstance(location, Lake) else f"warehouse {location}"
 
 
 def _attach_source(con: duckdb.DuckDBPyConnection, source: Path | Lake) -> None:
@@ -96,7 +141,11 @@ def _attach_source(con: duckdb.DuckDBPyConnection, source: Path | Lake) -> None:
         raise cannot_open(source, exc) from None
 
 
-def _copy_table(con: duckdb.DuckDBPyConnection, table: str, key: list[str]) -> TableCopy:
+def _copy_table(
+    con: duckdb.DuckDBPyConnection, table: str, key: list[str], sides: _Sides
+) -> TableCopy:
+    """Copy ``table``'s missing rows in one transaction, then count both sides. A failed
+    count leaves the committed copy in place: running the copy again resumes."""
     using = ", ".join(key)
     src = f"{_SOURCE}.main.{table}"
     con.execute("BEGIN TRANSACTION")
@@ -107,10 +156,19 @@ def _copy_table(con: duckdb.DuckDBPyConnection, table: str, key: list[str]) -> T
         ).fetchall()
         con.execute("COMMIT")
     except duckdb.Error as exc:
-        rollback(con)
-        raise WarehouseError(f"copying {table} failed: {one_line(exc)}") from exc
-    counts = con.execute(
-        f"SELECT (SELECT count(*) FROM {src}), (SELECT count(*) FROM {table}),"
-        f" (SELECT count(*) FROM {src} ANTI JOIN {table} USING ({using}))"
-    ).fetchall()[0]
+        with contextlib.suppress(duckdb.Error):  # a lake out of reach may refuse it too
+            rollback(con)
+        raise WarehouseError(
+            f"copying {table} into {sides.target} failed: {sides.scrub(exc)}"
+        ) from exc
+    try:
+        counts = con.execute(
+            f"SELECT (SELECT count(*) FROM {src}), (SELECT count(*) FROM {table}),"
+            f" (SELECT count(*) FROM {src} ANTI JOIN {table} USING ({using}))"
+        ).fetchall()[0]
+    except duckdb.Error as exc:
+        raise WarehouseError(
+            f"{table} was copied into {sides.target} but checking it against "
+            f"{sides.source} failed (run the copy again to resume): {sides.scrub(exc)}"
+        ) from exc
     return TableCopy(table, int(counts[0]), int(counts[1]), int(copied[0][0]), int(counts[2]))

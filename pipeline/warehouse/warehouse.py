@@ -21,7 +21,7 @@ import polars as pl
 
 from pipeline.warehouse.duckdb_file import FileStore
 from pipeline.warehouse.ducklake import LakeStore
-from pipeline.warehouse.errors import SqlError, WarehouseError, one_line
+from pipeline.warehouse.errors import LakeUnreachable, SqlError, WarehouseError, one_line
 from pipeline.warehouse.inserts import insert_new_sql
 from pipeline.warehouse.lake import Lake
 from pipeline.warehouse.migrations import (
@@ -132,7 +132,7 @@ class Warehouse:
             try:
                 with self._store.schema_connection() as con:
                     return _applied_migrations(con) > seen
-            except duckdb.Error:
+            except (duckdb.Error, LakeUnreachable):
                 return True
 
         applied = self._retrying("migration", attempt, moved_on=moved_on)
@@ -152,12 +152,14 @@ class Warehouse:
         while True:
             try:
                 return operation()
-            except (duckdb.Error, SchemaError) as exc:
-                cause = exc.__cause__ if isinstance(exc, SchemaError) else exc
+            except (duckdb.Error, SchemaError, LakeUnreachable) as exc:
+                cause = exc if isinstance(exc, duckdb.Error) else exc.__cause__
                 transient = isinstance(cause, duckdb.Error) and self._store.transient(cause)
                 if not transient and moved_on is not None:
                     transient = moved_on()
                 if not transient or time.monotonic() >= deadline:
+                    if isinstance(exc, LakeUnreachable):
+                        raise  # it names the lake already
                     raise WarehouseError(f"{what} failed: {one_line(exc)}") from exc
             time.sleep(delay)
             delay = min(delay * 2, 0.25)

