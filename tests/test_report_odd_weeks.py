@@ -229,12 +229,13 @@ def test_a_rate_change_resting_on_a_partial_day_is_provisional(
     warehouse: Warehouse, tmp_path: Path
 ) -> None:
     """The data end at noon of the day the busy errors began: a daily rate of 12 hours,
-    counted as a whole day, is what the change point (dated days earlier: the detector
-    keeps a few days after each change) rests on. It is marked so, with the hours."""
+    counted as a whole day, is what the change point rests on. It is dated on that day
+    (not at the search's limit four days earlier: ``changepoints.edges``) and marked
+    provisional, with the hours."""
     _rise_on_the_last_day(warehouse, NOW)
     verdict = _verdict(_render(warehouse, tmp_path, WEEK, NOW), "alpha")
     assert re.search(
-        r"busy-error rate went from [^(]+\(change point, provisional: last day "
+        r"busy-error rate went from [^(]+ on 2026-11-20 \(change point, provisional: last day "
         r"2026-11-20 partial, 12 of 24 hours\)",
         verdict,
     ), verdict

@@ -4,12 +4,12 @@ Error, timeout, wrong-answer and sanity-flag change points are found on one rate
 day (``analysis.metric_rows.rate_change_rows``), and each day counts as one point however
 few hours it holds. When the analysed data end mid-day (a running week, or probes that
 stopped), the last point is a partial day: fewer probes, from one part of the daily
-rhythm only. The detector keeps a few days after every change, so it never dates one on
-that day itself; but the last change point of a series rests on it, in its level after
-and even in its date (a rise in the last hours moves a change dated days earlier). The
-report keeps such a change point, since a fresh rise is the news a reader most needs, but
-marks it provisional with the hours the partial day holds; it firms up once the day is
-complete and analysed.
+rhythm only. The last change point of a series rests on it: its level after, and its
+date when the change is that fresh (a monitor's newest change is dated on the day the
+data put it, ``changepoints.edges``, which may be this one). The report keeps such a
+change point, since a fresh rise is the news a reader most needs, but marks it
+provisional with the hours the partial day holds; it firms up once the day is complete
+and analysed.
 """
 
 from __future__ import annotations

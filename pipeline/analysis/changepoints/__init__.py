@@ -78,6 +78,10 @@ change: growth, saturation and decay are each one segment unless they break.
    cycles around it (the confirmation's test on the block means, at the level of a series
    of ``n // P`` points), since a real cycle varies from one period to the next and what a
    fixed profile leaves is dependent within each cycle; a monitor's metric skips this.
+7. **A monitor's newest change dated** (``edges.dated_at_edges``): the search keeps a few
+   points after each change, so a step in a monitored metric's last few points is found
+   at that limit; it is moved to the two-level least-squares split among the positions the
+   limit ruled out (and likewise at the start). A series read once is left as found.
 
 Assumptions: changes are abrupt in level or slope (brief beside the segments they
 separate); a smooth curve is locally quadratic, or a gradual bend, over the span between
@@ -94,6 +98,7 @@ from numpy.typing import NDArray
 
 from pipeline.analysis.changepoints.confirm import merge_weakest
 from pipeline.analysis.changepoints.cycle_means import in_cycle_means
+from pipeline.analysis.changepoints.edges import dated_at_edges
 from pipeline.analysis.changepoints.level import level_shifts
 from pipeline.analysis.changepoints.locate import relocate
 from pipeline.analysis.changepoints.material import material, material_spread, series_range
@@ -167,6 +172,8 @@ def detect(
     span = series_range(given, reading.chart_extremes)  # what a chart shows, cycle included
     kept_spread = material_spread(clean, apart, span)
     breaks = material(clean, shifts, tuple(kept_spread), span, reading.growth_null)
+    if reading.date_at_edges:
+        breaks = dated_at_edges(clean, breaks, min_size)
     found = [int(positions[b]) for b in breaks if 0 < b < clean.size]
     spread_found = tuple(int(positions[b]) for b in kept_spread if 0 < b < clean.size)
     if cycle is not None and reading.whole_cycles:

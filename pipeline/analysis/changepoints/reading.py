@@ -21,6 +21,8 @@ fixed because a monitor counts false alarms per day, not per series. A burst tha
 an incident there, so every excursion that passes is kept, and the materiality floor is
 measured on the 1st to 99th percentile range, so that one incident does not hide the next
 step (with the chart's height, the product's 180-day TTFT series lost a planted onset).
+Its newest change is the news, so a change the search could only place at its limit near
+an end is dated where the data put it (``edges``).
 """
 
 from __future__ import annotations
@@ -46,6 +48,9 @@ class Reading:
     chart_extremes: bool = True
     # in a series with a cycle, a level or slope change must show in whole-cycle means too
     whole_cycles: bool = True
+    # a change at the search's limit near either end is dated where the data put it
+    # (``edges``): a monitor's newest change is the one it is asked about
+    date_at_edges: bool = False
 
     def alpha(self, n: int) -> float:
         """The level of each confirmed change in a series of ``n`` points."""
@@ -70,4 +75,5 @@ def monitored(level: float = STREAM_LEVEL) -> Reading:
         spike_share=0.0,
         chart_extremes=False,
         whole_cycles=False,
+        date_at_edges=True,
     )
