@@ -5,10 +5,11 @@
 part owns its state, gets what it needs in its constructor and can be built alone.
 
 - the flow: ``bridge`` (APScheduler triggers → run requests; overruns and misfires →
-  skipped rows) → ``gate`` (shutdown, budget, caps) → ``one_run`` (probe → row) →
-  ``row_sink`` (the row into the spool, counted) → ``spool`` (fsync'd segments) →
-  ``flush/`` (the flush loop, the daemon's side of the flush and the flush process
-  that writes DuckDB; see its docstring for the process boundary).
+  skipped rows; jobs re-timed when ``clock_watch`` sees the wall clock step) →
+  ``gate`` (shutdown, budget, caps) → ``one_run`` (probe → row) → ``row_sink`` (the
+  row into the spool, counted) → ``spool`` (fsync'd segments) → ``flush/`` (the flush
+  loop, the daemon's side of the flush and the flush process that writes DuckDB; see
+  its docstring for the process boundary).
 - beside the flow: ``probe_call`` (the probe function on the daemon's loop or a
   ``workers`` thread), ``alert_sender`` (alerts raised by ``alerts``), ``reloader``
   (SIGHUP), ``stopper`` (stop request, signals, grace period), ``events`` (start,

@@ -5,6 +5,12 @@ bookkeeping: the planned start of each run (for start lag), the runs outstanding
 stop waits for them) and a missed-run notice for every run that could not start
 (``overrun``: the previous run still going; ``misfire``: too late, or coalesced away).
 Every fired run and every missed one is one scheduled run in ``DaemonStats``.
+
+The scheduler plans in wall time, so the bridge also watches the wall clock: after a
+step back it moves each job's next run earlier by the step (to the trigger's next time
+from there), keeping the real-time spacing instead of idling until the clock catches up;
+after a jump forward (a resumed suspend) it wakes the scheduler at once, which coalesces
+the runs due meanwhile into one, each missed one recorded as a ``misfire`` row.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from apscheduler.events import (
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.base import BaseTrigger
 
+from pipeline.daemon.clock_watch import ClockWatch
 from pipeline.daemon.contract import DaemonStats
 from pipeline.daemon.metrics import Metrics
 from pipeline.daemon.schedule import JobSpec, RunRequest, make_trigger, misfire_grace_s
@@ -67,9 +74,10 @@ class SchedulerBridge:
         self._specs: dict[str, JobSpec] = {}
         self._triggers: dict[str, BaseTrigger] = {}
         self._planned: dict[str, datetime] = {}
-        self._last_fire: dict[str, datetime] = {}
+        self._expected: dict[str, datetime] = {}  # each job's first due run not yet seen
         self._outstanding = 0
         self._idle = asyncio.Event()
+        self._clock = ClockWatch(self._clock_stepped)
 
     @property
     def specs(self) -> Mapping[str, JobSpec]:
@@ -88,12 +96,15 @@ class SchedulerBridge:
     def start(self) -> None:
         """Start firing (inside the running loop, as APScheduler 3.11 requires)."""
         self.scheduler.start()
+        self._clock.start()
 
     def pause(self) -> None:
+        self._clock.stop()
         if self.scheduler.running:
             self.scheduler.pause()
 
     def shutdown(self) -> None:
+        self._clock.stop()
         if self.scheduler.running:
             self.scheduler.shutdown(wait=False)
 
@@ -105,7 +116,7 @@ class SchedulerBridge:
         """Add, replace or remove jobs so the scheduler matches ``specs``."""
         for key in set(self._specs) - set(specs):
             self.scheduler.remove_job(key)
-            self._last_fire.pop(key, None)
+            self._expected.pop(key, None)
             self._triggers.pop(key, None)
             log.info("job removed: %s", key)
         for key, spec in specs.items():
@@ -125,8 +136,35 @@ class SchedulerBridge:
                 max_instances=1,
                 replace_existing=True,
             )
-            self._last_fire.pop(key, None)
+            self._expect(key, trigger.get_next_fire_time(None, datetime.now(UTC)))
         self._specs = dict(specs)
+
+    def _clock_stepped(self, step_s: float) -> None:
+        """Re-time the jobs after a wall-clock step of ``step_s`` seconds."""
+        if step_s > 0:
+            log.warning(
+                "wall clock jumped forward %.0f s (suspend or correction): runs due"
+                " meanwhile are coalesced, the missed ones recorded as misfires",
+                step_s,
+            )
+            self.scheduler.wakeup()
+            return
+        moved = 0
+        for job in self.scheduler.get_jobs():
+            due: datetime | None = job.next_run_time
+            if due is None:  # paused
+                continue
+            earlier = job.trigger.get_next_fire_time(None, due + timedelta(seconds=step_s))
+            if earlier is not None and earlier < due:
+                self.scheduler.modify_job(job.id, next_run_time=earlier)
+                if job.id in self._specs:
+                    self._expect(job.id, earlier)
+                moved += 1
+        log.warning(
+            "wall clock stepped back %.0f s: %d jobs re-timed to keep their real-time spacing",
+            -step_s,
+            moved,
+        )
 
     async def _fire(self, key: str) -> None:
         """The job APScheduler runs: record the start lag, hand the run on."""
@@ -148,7 +186,7 @@ class SchedulerBridge:
         if isinstance(event, JobSubmissionEvent):
             times = list(event.scheduled_run_times)
             self._record_bypassed(key, times[0])
-            self._last_fire[key] = times[-1]
+            self._expect(key, self._after(key, times[-1]))
             self._stats.scheduled += len(times)
             if event.code == EVENT_JOB_SUBMITTED:
                 self._planned[key] = times[-1]
@@ -165,18 +203,32 @@ class SchedulerBridge:
                 self._outstanding = 0
                 self._idle.set()
 
-    def _record_bypassed(self, key: str, first_due: datetime) -> None:
-        """Coalescing drops late runs without an event: report each one as missed."""
-        last = self._last_fire.get(key)
+    def _expect(self, key: str, when: datetime | None) -> None:
+        if when is None:
+            self._expected.pop(key, None)
+        else:
+            self._expected[key] = when
+
+    def _after(self, key: str, when: datetime) -> datetime | None:
+        """The job's next fire time after ``when`` (one of its fire times)."""
         trigger = self._triggers.get(key)
-        if last is None or trigger is None:
-            return
-        when = trigger.get_next_fire_time(last, last + timedelta(microseconds=1))
+        if trigger is None:
+            return None
+        next_time: datetime | None = trigger.get_next_fire_time(
+            when, when + timedelta(microseconds=1)
+        )
+        return next_time
+
+    def _record_bypassed(self, key: str, first_due: datetime) -> None:
+        """Coalescing drops late runs without an event: report each one as missed, from
+        the first run the job was expected to make (also before it ever ran: a suspend
+        may come before a job's first run)."""
+        when = self._expected.get(key)
         bypassed = 0
         while when is not None and when < first_due and bypassed < _MAX_BYPASSED_ROWS:
             self._stats.scheduled += 1
             self._on_missed(self._specs[key], when, "misfire")
             bypassed += 1
-            when = trigger.get_next_fire_time(when, when + timedelta(microseconds=1))
+            when = self._after(key, when)
         if bypassed:
             log.warning("job %s: %d coalesced runs recorded as skipped (misfire)", key, bypassed)

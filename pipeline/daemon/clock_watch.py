@@ -1,0 +1,55 @@
+"""Noticing wall-clock steps: NTP stepping back, a resumed suspend, a clock corrected by days.
+
+APScheduler plans runs in wall time but sleeps on the event loop's monotonic clock, so it
+cannot tell a step from the passage of time: after a step back it waits, probing nothing,
+until the wall clock has caught up again. The watch compares how far each clock moved
+between two looks; a difference of more than ``tolerance_s`` is a step (NTP slews smaller
+offsets, and a stalled loop delays both clocks alike).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+
+__all__ = ["ClockWatch"]
+
+
+class ClockWatch:
+    """Calls ``on_step(seconds)`` (negative: backward) when the wall clock steps."""
+
+    def __init__(
+        self,
+        on_step: Callable[[float], None],
+        *,
+        every_s: float = 1.0,
+        tolerance_s: float = 1.0,
+        wall: Callable[[], float] = time.time,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._on_step = on_step
+        self._every_s = every_s
+        self._tolerance_s = tolerance_s
+        self._wall = wall
+        self._monotonic = monotonic
+        self._last = (0.0, 0.0)
+        self._handle: asyncio.TimerHandle | None = None
+
+    def start(self) -> None:
+        """Start looking (inside the running loop)."""
+        self._last = (self._wall(), self._monotonic())
+        self._handle = asyncio.get_running_loop().call_later(self._every_s, self._look)
+
+    def stop(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+
+    def _look(self) -> None:
+        wall, mono = self._wall(), self._monotonic()
+        step = (wall - self._last[0]) - (mono - self._last[1])
+        self._last = (wall, mono)
+        self._handle = asyncio.get_running_loop().call_later(self._every_s, self._look)
+        if abs(step) > self._tolerance_s:
+            self._on_step(step)

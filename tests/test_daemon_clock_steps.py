@@ -1,0 +1,148 @@
+"""The daemon under wall-clock steps: NTP stepping back, a resumed suspend.
+
+The daemon runs in-process with the real runner against the simulator over loopback; the
+wall clock (``datetime.now``, ``time.time``) is moved with time_machine, the monotonic
+clock is not, which is what a real step or a suspend does. Waits watch rows and counters,
+each with a deadline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+import time_machine
+
+from pipeline.config import Config, ProbeConfig, ProviderConfig
+from pipeline.daemon import Daemon, DaemonStats, DaemonTuning
+from pipeline.daemon.schedule import job_key, offset_s
+from pipeline.warehouse import Warehouse
+from probes.result import ProbeResult
+from probes.runner import run_probe
+from probes.simulator import SimulatorHandle
+from tests.support.daemon import make_config
+from tests.support.waiting import wait_until_async, within
+
+QUIET = DaemonTuning(install_signals=False, schedule_report=False)
+
+
+def _config(tmp_path: Path, sim: SimulatorHandle, **probe: Any) -> Config:
+    provider = ProviderConfig(
+        name="nova",
+        format="openai",
+        base_url=sim.provider_url("nova"),
+        model="nova-model",
+        api_key_env=None,
+        preset="simulator",
+        price_input_per_mtok=1.0,
+        price_output_per_mtok=4.0,
+    )
+    schedule = {"every_s": 1.0, "cron": None, **probe}
+    short = ProbeConfig(
+        "short", "arithmetic", 300, providers=("nova",), max_output_tokens=64, timeout_s=5.0,
+        **schedule,
+    )  # fmt: skip
+    return make_config(tmp_path, providers=(provider,), probes=(short,))
+
+
+class TimedRunner:
+    """The real ``run_probe``, noting on the monotonic clock when each call began."""
+
+    def __init__(self) -> None:
+        self.began: list[float] = []
+
+    async def __call__(
+        self, provider: ProviderConfig, probe: ProbeConfig, **kwargs: Any
+    ) -> ProbeResult:
+        self.began.append(time.monotonic())
+        return await run_probe(provider, probe, **kwargs)
+
+
+def _rows(config: Config) -> list[dict[str, Any]]:
+    frame = Warehouse(config.warehouse.location).query(
+        "SELECT run_id, run_status, skip_reason, started_at, ttft_ms, total_ms,"
+        " input_tokens, output_tokens FROM probe_results"
+    )
+    return list(frame.iter_rows(named=True))
+
+
+@pytest.mark.parametrize("step_s", [60, 7200])
+def test_a_backward_step_neither_stalls_nor_doubles_the_schedule(
+    tmp_path: Path, simulator: SimulatorHandle, step_s: int
+) -> None:
+    config = _config(tmp_path, simulator)
+    runner = TimedRunner()
+
+    async def main() -> tuple[DaemonStats, int]:
+        with time_machine.travel(datetime(2026, 11, 20, 12, 0, tzinfo=UTC), tick=True) as clock:
+            daemon = Daemon(config, probe_fn=runner, tuning=QUIET)  # type: ignore[arg-type]
+            task = asyncio.create_task(daemon.run())
+            await wait_until_async(lambda: len(runner.began) >= 2, what="two probes")
+            clock.shift(-step_s)
+            before = len(runner.began)
+            # Before the fix the scheduler idled until the wall clock caught up: a minute
+            # or two hours without a probe.
+            await wait_until_async(
+                lambda: len(runner.began) >= before + 3,
+                timeout=30,
+                what=f"three probes after the clock stepped back {step_s} s",
+            )
+            daemon.stop()
+            return await within(task, 120, "the daemon to stop"), before
+
+    stats, before = asyncio.run(main())
+    rows = _rows(config)
+    assert len(rows) == stats.scheduled == stats.rows
+    assert len({r["run_id"] for r in rows}) == len(rows)  # none dropped as a duplicate id
+    late = {r["skip_reason"] for r in rows if r["run_status"] != "done"}
+    assert late <= {"overrun", "misfire", "shutdown"}, late  # a loaded machine's verdicts
+    # Never fired twice for one step: successive probes keep (about) their 1 s spacing.
+    gaps = [b - a for a, b in zip(runner.began, runner.began[1:], strict=False)]
+    assert min(gaps) > 0.2, gaps
+    assert gaps[before - 1] < 5.0, gaps  # nor waited for the clock to catch up
+    # Latencies come from the monotonic clock: no negative or step-sized figures.
+    done = [r for r in rows if r["run_status"] == "done"]
+    assert len(done) >= 5
+    for r in done:
+        assert 0 <= r["ttft_ms"] <= r["total_ms"] < 5_000, r
+
+
+def test_a_resumed_suspend_wakes_the_schedule_with_one_run_and_misfire_rows(
+    tmp_path: Path, simulator: SimulatorHandle
+) -> None:
+    # Every minute at a spread second; the daemon starts just after this minute's run time,
+    # so its scheduler sleeps ~a minute (on the monotonic clock, which a suspend stops).
+    config = _config(tmp_path, simulator, every_s=None, cron="* * * * *")
+    second = int(offset_s(job_key("nova", "short"), 60.0))
+    start = datetime(2026, 11, 20, 12, 0, second, tzinfo=UTC) + timedelta(seconds=1)
+    runner = TimedRunner()
+
+    async def main() -> tuple[DaemonStats, float]:
+        with time_machine.travel(start, tick=True) as clock:
+            daemon = Daemon(config, probe_fn=runner, tuning=QUIET)  # type: ignore[arg-type]
+            task = asyncio.create_task(daemon.run())
+            await wait_until_async(lambda: bool(daemon.next_runs()), what="the scheduler")
+            clock.shift(timedelta(hours=6))  # suspended for six hours, then resumed
+            resumed = time.monotonic()
+            # Before the fix nothing happened until the old timer ran out (~a minute).
+            await wait_until_async(
+                lambda: daemon.stats.scheduled >= 6 * 60,
+                timeout=20,
+                what="the six hours of missed runs to be accounted for",
+            )
+            await asyncio.sleep(0)
+            daemon.stop()
+            return await within(task, 120, "the daemon to stop"), resumed
+
+    stats, resumed = asyncio.run(main())
+    rows = _rows(config)
+    assert len(rows) == stats.scheduled == stats.rows
+    # No burst on the provider: at most the one coalesced run after the resume.
+    assert len([t for t in runner.began if t >= resumed]) <= 1, runner.began
+    missed = [r for r in rows if r["skip_reason"] == "misfire"]
+    assert len(missed) >= 6 * 60 - 1
+    assert all(start <= r["started_at"] <= start + timedelta(hours=6) for r in missed)
