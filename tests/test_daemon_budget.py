@@ -55,3 +55,21 @@ def test_cost_cap_and_day_rollover(tmp_path: Path) -> None:
     assert isinstance(guard.reserve(provider, probe), str)
     day[0] = date(2026, 11, 21)
     assert isinstance(guard.reserve(provider, probe), Reservation)
+
+
+def test_a_clock_stepped_back_over_midnight_returns_to_that_days_spend(tmp_path: Path) -> None:
+    provider = make_config(tmp_path).provider("alpha")
+    day = [date(2026, 11, 20)]
+    guard = BudgetGuard(
+        BudgetConfig(total=BudgetLimits(daily_cost_usd=0.002)), today=lambda: day[0]
+    )
+    probe = _probe("short", 900)  # $0.0013 worst case
+    first = guard.reserve(provider, probe)
+    assert isinstance(first, Reservation) and first.day == day[0]
+    guard.settle(first, Spend(1000, 0.0013))
+    day[0] = date(2026, 11, 21)  # past midnight: a fresh day
+    assert guard.spent_by("alpha").cost_usd == 0.0
+    assert isinstance(guard.reserve(provider, probe), Reservation)
+    day[0] = date(2026, 11, 20)  # NTP steps back: that day's spend still counts
+    assert guard.spent_by("alpha").cost_usd == 0.0013
+    assert isinstance(guard.reserve(provider, probe), str)

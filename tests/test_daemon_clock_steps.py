@@ -1,4 +1,4 @@
-"""The daemon under wall-clock steps: NTP stepping back, a resumed suspend.
+"""The daemon under wall-clock steps: NTP stepping back, a resumed suspend, a day boundary.
 
 The daemon runs in-process with the real runner against the simulator over loopback; the
 wall clock (``datetime.now``, ``time.time``) is moved with time_machine, the monotonic
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,13 @@ from typing import Any
 import pytest
 import time_machine
 
-from pipeline.config import Config, ProbeConfig, ProviderConfig
+from pipeline.config import (
+    BudgetConfig,
+    BudgetLimits,
+    Config,
+    ProbeConfig,
+    ProviderConfig,
+)
 from pipeline.daemon import Daemon, DaemonStats, DaemonTuning
 from pipeline.daemon.schedule import job_key, offset_s
 from pipeline.warehouse import Warehouse
@@ -28,6 +35,7 @@ from tests.support.daemon import make_config
 from tests.support.waiting import wait_until_async, within
 
 QUIET = DaemonTuning(install_signals=False, schedule_report=False)
+WORST = 300 + 64  # one run's reservation: context target plus every output token
 
 
 def _config(tmp_path: Path, sim: SimulatorHandle, **probe: Any) -> Config:
@@ -146,3 +154,51 @@ def test_a_resumed_suspend_wakes_the_schedule_with_one_run_and_misfire_rows(
     missed = [r for r in rows if r["skip_reason"] == "misfire"]
     assert len(missed) >= 6 * 60 - 1
     assert all(start <= r["started_at"] <= start + timedelta(hours=6) for r in missed)
+
+
+def test_todays_spend_across_midnight_both_ways(tmp_path: Path, simulator: SimulatorHandle) -> None:
+    """A jump over midnight starts a fresh day's budget; NTP stepping back over it returns
+    to the old day, whose spend is still counted."""
+    budget = BudgetConfig(per_provider={"nova": BudgetLimits(daily_tokens=WORST)})
+    config = replace(_config(tmp_path, simulator), budget=budget)  # one run a day
+    tuning = replace(QUIET, heartbeat_s=0.3)
+    midnight = datetime(2026, 11, 21, tzinfo=UTC)
+    stepped_back = midnight - timedelta(seconds=45)
+
+    async def main() -> DaemonStats:
+        with time_machine.travel(midnight - timedelta(minutes=2), tick=True) as clock:
+            daemon = Daemon(config, probe_fn=run_probe, tuning=tuning)
+            stats = daemon.stats
+            task = asyncio.create_task(daemon.run())
+            await wait_until_async(lambda: stats.skipped["budget"] >= 1, what="the cap to bite")
+            clock.move_to(midnight + timedelta(seconds=30))
+            done = stats.done
+            await wait_until_async(lambda: stats.done > done, what="a run on the new day")
+            await wait_until_async(lambda: stats.skipped["budget"] >= 3, what="its cap to bite")
+            clock.move_to(stepped_back)  # NTP steps back over midnight
+            skipped = stats.skipped["budget"]
+            await wait_until_async(
+                lambda: stats.skipped["budget"] >= skipped + 3, what="the old day's cap"
+            )
+            daemon.stop()
+            return await within(task, 120, "the daemon to stop")
+
+    stats = asyncio.run(main())
+    rows = _rows(config)
+    assert len(rows) == stats.scheduled == stats.rows
+    old_tokens = _done_tokens(rows, midnight - timedelta(days=1), midnight)
+    new_tokens = _done_tokens(rows, midnight, midnight + timedelta(days=1))
+    assert 0 < old_tokens <= WORST and 0 < new_tokens <= WORST  # one run each day
+    # Back on the old day its cap still holds: no run, only budget skips (and the
+    # misfires of the jump forward, stamped at the times it leapt over).
+    back = [r for r in rows if stepped_back <= r["started_at"] < midnight]
+    assert not [r for r in back if r["run_status"] == "done"], back
+    assert sum(r["skip_reason"] == "budget" for r in back) >= 3, back
+
+
+def _done_tokens(rows: list[dict[str, Any]], start: datetime, end: datetime) -> int:
+    return sum(
+        (r["input_tokens"] or 0) + (r["output_tokens"] or 0)
+        for r in rows
+        if r["run_status"] == "done" and start <= r["started_at"] < end
+    )

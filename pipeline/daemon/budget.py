@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime
 
 from pipeline.config import BudgetConfig, BudgetLimits, ProbeConfig, ProviderConfig
@@ -28,6 +28,17 @@ log = logging.getLogger(__name__)
 class Spend:
     tokens: float = 0.0
     cost_usd: float = 0.0
+
+
+@dataclass(slots=True)
+class _Ledger:
+    """One UTC day: settled spend and in-flight reservations, per provider."""
+
+    spent: dict[str, Spend] = field(default_factory=dict)
+    reserved: dict[str, Spend] = field(default_factory=dict)
+
+
+_KEEP_DAYS = 7  # days either side of today whose ledgers are kept
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +78,12 @@ def _today() -> date:
 
 
 class BudgetGuard:
-    """Tracks today's spend plus in-flight reservations against the caps."""
+    """Tracks each day's spend plus in-flight reservations against the caps.
+
+    Days are kept apart, not cleared at midnight: a wall clock stepped back across
+    midnight (NTP, a corrected clock) returns to a day whose spend is still known,
+    instead of starting it afresh with a whole cap to spend again.
+    """
 
     def __init__(
         self,
@@ -80,8 +96,16 @@ class BudgetGuard:
         self.long_share = long_share
         self._today = today
         self._day = today()
-        self.spent: dict[str, Spend] = {}
-        self._reserved: dict[str, Spend] = {}
+        self._days: dict[date, _Ledger] = {}
+
+    @property
+    def spent(self) -> dict[str, Spend]:
+        """Today's settled spend per provider."""
+        return self._ledger(self._day).spent
+
+    @property
+    def _reserved(self) -> dict[str, Spend]:
+        return self._ledger(self._day).reserved
 
     def configure(self, budget: BudgetConfig) -> None:
         self.budget = budget
@@ -94,12 +118,15 @@ class BudgetGuard:
             mine.tokens += spend.tokens
             mine.cost_usd += spend.cost_usd
 
+    def _ledger(self, day: date) -> _Ledger:
+        return self._days.setdefault(day, _Ledger())
+
     def _roll(self) -> None:
         today = self._today()
         if today != self._day:
             self._day = today
-            self.spent.clear()
-            self._reserved.clear()
+            for old in [d for d in self._days if abs((d - today).days) > _KEEP_DAYS]:
+                del self._days[old]
 
     def _totals(self, name: str | None) -> Spend:
         """Spent plus reserved, for one provider or (None) all of them."""
@@ -129,7 +156,7 @@ class BudgetGuard:
     def reserve(self, provider: ProviderConfig, probe: ProbeConfig) -> Reservation | str:
         """A reservation, or the reason (text) why the probe would exceed a cap."""
         self._roll()
-        want = estimate(provider, probe)
+        want = replace(estimate(provider, probe), day=self._day)
         share = self.long_share if probe.context_class == "long" else 1.0
         scopes = (
             ("total", self.budget.total, None),
@@ -147,14 +174,13 @@ class BudgetGuard:
     def settle(self, reservation: Reservation, used: Spend | None) -> None:
         """Replace the reservation by what was really used (None: nothing was sent)."""
         self._roll()
-        if reservation.day != self._day:
-            return
-        held = self._reserved.get(reservation.provider)
+        ledger = self._ledger(reservation.day)  # its row is stamped that day
+        held = ledger.reserved.get(reservation.provider)
         if held is not None:
             held.tokens = max(held.tokens - reservation.tokens, 0.0)
             held.cost_usd = max(held.cost_usd - reservation.cost_usd, 0.0)
         if used is not None:
-            mine = self.spent.setdefault(reservation.provider, Spend())
+            mine = ledger.spent.setdefault(reservation.provider, Spend())
             mine.tokens += used.tokens
             mine.cost_usd += used.cost_usd
 
