@@ -27,6 +27,7 @@ from pipeline.config import (
 )
 from pipeline.daemon import Daemon, DaemonStats, DaemonTuning
 from pipeline.daemon.schedule import job_key, offset_s
+from pipeline.daemon.status import DaemonStatus, gather_status
 from pipeline.warehouse import Warehouse
 from probes.result import ProbeResult
 from probes.runner import run_probe
@@ -85,7 +86,7 @@ def test_a_backward_step_neither_stalls_nor_doubles_the_schedule(
     config = _config(tmp_path, simulator)
     runner = TimedRunner()
 
-    async def main() -> tuple[DaemonStats, int]:
+    async def main() -> tuple[DaemonStats, int, DaemonStatus]:
         with time_machine.travel(datetime(2026, 11, 20, 12, 0, tzinfo=UTC), tick=True) as clock:
             daemon = Daemon(config, probe_fn=runner, tuning=QUIET)  # type: ignore[arg-type]
             task = asyncio.create_task(daemon.run())
@@ -100,9 +101,10 @@ def test_a_backward_step_neither_stalls_nor_doubles_the_schedule(
                 what=f"three probes after the clock stepped back {step_s} s",
             )
             daemon.stop()
-            return await within(task, 120, "the daemon to stop"), before
+            stats = await within(task, 120, "the daemon to stop")
+            return stats, before, await asyncio.to_thread(gather_status, config)
 
-    stats, before = asyncio.run(main())
+    stats, before, status = asyncio.run(main())
     rows = _rows(config)
     assert len(rows) == stats.scheduled == stats.rows
     assert len({r["run_id"] for r in rows}) == len(rows)  # none dropped as a duplicate id
@@ -117,6 +119,11 @@ def test_a_backward_step_neither_stalls_nor_doubles_the_schedule(
     assert len(done) >= 5
     for r in done:
         assert 0 <= r["ttft_ms"] <= r["total_ms"] < 5_000, r
+    # status names the session's true last event, and the rows stamped before the step
+    # (now in the future) when there are any more than a minute ahead
+    assert status.last_event is not None and status.last_event.startswith("stop"), status
+    ahead = [n for n in status.notes if "stamped later than now" in n]
+    assert len(ahead) == (step_s > 60), status.notes
 
 
 def test_a_resumed_suspend_wakes_the_schedule_with_one_run_and_misfire_rows(
@@ -156,16 +163,18 @@ def test_a_resumed_suspend_wakes_the_schedule_with_one_run_and_misfire_rows(
     assert all(start <= r["started_at"] <= start + timedelta(hours=6) for r in missed)
 
 
-def test_todays_spend_across_midnight_both_ways(tmp_path: Path, simulator: SimulatorHandle) -> None:
+def test_todays_spend_and_status_across_midnight_both_ways(
+    tmp_path: Path, simulator: SimulatorHandle
+) -> None:
     """A jump over midnight starts a fresh day's budget; NTP stepping back over it returns
-    to the old day, whose spend is still counted."""
+    to the old day, whose spend is still counted; status agrees on either side."""
     budget = BudgetConfig(per_provider={"nova": BudgetLimits(daily_tokens=WORST)})
     config = replace(_config(tmp_path, simulator), budget=budget)  # one run a day
     tuning = replace(QUIET, heartbeat_s=0.3)
     midnight = datetime(2026, 11, 21, tzinfo=UTC)
     stepped_back = midnight - timedelta(seconds=45)
 
-    async def main() -> DaemonStats:
+    async def main() -> tuple[DaemonStats, DaemonStatus, DaemonStatus]:
         with time_machine.travel(midnight - timedelta(minutes=2), tick=True) as clock:
             daemon = Daemon(config, probe_fn=run_probe, tuning=tuning)
             stats = daemon.stats
@@ -181,9 +190,13 @@ def test_todays_spend_across_midnight_both_ways(tmp_path: Path, simulator: Simul
                 lambda: stats.skipped["budget"] >= skipped + 3, what="the old day's cap"
             )
             daemon.stop()
-            return await within(task, 120, "the daemon to stop")
+            await within(task, 120, "the daemon to stop")
+            old_day = await asyncio.to_thread(gather_status, config)  # still the old day
+            clock.move_to(midnight + timedelta(minutes=5))
+            new_day = await asyncio.to_thread(gather_status, config)
+            return stats, old_day, new_day
 
-    stats = asyncio.run(main())
+    stats, old_day, new_day = asyncio.run(main())
     rows = _rows(config)
     assert len(rows) == stats.scheduled == stats.rows
     old_tokens = _done_tokens(rows, midnight - timedelta(days=1), midnight)
@@ -194,6 +207,11 @@ def test_todays_spend_across_midnight_both_ways(tmp_path: Path, simulator: Simul
     back = [r for r in rows if stepped_back <= r["started_at"] < midnight]
     assert not [r for r in back if r["run_status"] == "done"], back
     assert sum(r["skip_reason"] == "budget" for r in back) >= 3, back
+    # status: each side's "today" is that day's spend; the last event is the stop, not
+    # a heartbeat stamped on the new day before the clock went back
+    assert old_day.providers[0].today_tokens == old_tokens, old_day
+    assert new_day.providers[0].today_tokens == new_tokens, new_day
+    assert old_day.last_event is not None and old_day.last_event.startswith("stop"), old_day
 
 
 def _done_tokens(rows: list[dict[str, Any]], start: datetime, end: datetime) -> int:

@@ -8,7 +8,7 @@ daemon runs; when a reader holds the file too long, the spool part still answers
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from pipeline.config import Config
@@ -51,10 +51,13 @@ SELECT provider,
   max(started_at) FILTER (WHERE run_status = 'done' AND error_class <> 'ok') AS last_error_at,
   arg_max(error_class || coalesce(': ' || error_detail, ''), started_at)
     FILTER (WHERE run_status = 'done' AND error_class <> 'ok') AS last_error,
-  coalesce(sum(cost_usd) FILTER (WHERE started_at >= ?), 0) AS today_cost,
+  coalesce(sum(cost_usd) FILTER (WHERE started_at >= ? AND started_at < ?), 0)
+    AS today_cost,
   coalesce(sum(coalesce(input_tokens, 0) + coalesce(output_tokens, 0))
-    FILTER (WHERE started_at >= ?), 0) AS today_tokens,
-  count(*) FILTER (WHERE run_status = 'skipped' AND started_at >= ?) AS today_skipped
+    FILTER (WHERE started_at >= ? AND started_at < ?), 0) AS today_tokens,
+  count(*) FILTER (WHERE run_status = 'skipped' AND started_at >= ?
+    AND started_at < ?) AS today_skipped,
+  count(*) FILTER (WHERE started_at > ?) AS ahead
 FROM probe_results WHERE source = 'live' GROUP BY provider
 """
 
@@ -62,18 +65,26 @@ _LOST_SQL = """
 SELECT session_id, max(rows_lost) AS lost FROM daemon_events GROUP BY session_id
 """
 
+# After the wall clock stepped back, the newest events are stamped before older ones:
+# the latest event not stamped in the future is the truer "last" one.
 _EVENT_SQL = """
-SELECT kind, occurred_at, pid, detail FROM daemon_events ORDER BY occurred_at DESC LIMIT 1
+SELECT kind, occurred_at, pid, detail FROM daemon_events
+ORDER BY occurred_at <= ? DESC, occurred_at DESC LIMIT 1
 """
+
+
+_AHEAD = timedelta(minutes=1)  # sites' clocks may differ by this much without a note
 
 
 def _later(a: datetime | None, b: datetime | None) -> bool:
     return b is not None and (a is None or b > a)
 
 
-def _merge_spool_row(status: ProviderStatus, row: SpooledProbe, today: datetime) -> None:
+def _merge_spool_row(
+    status: ProviderStatus, row: SpooledProbe, today: datetime, tomorrow: datetime
+) -> None:
     started = row.started_at
-    if started >= today:
+    if today <= started < tomorrow:
         status.today_cost_usd += row.cost_usd
         status.today_tokens += row.tokens
         if row.run_status == "skipped":
@@ -93,19 +104,22 @@ def gather_status(config: Config, *, lock_wait_s: float = 10.0) -> DaemonStatus:
     """Collect the status without writing anything."""
     now = datetime.now(UTC)
     today = day_start(now.date())
+    # Rows stamped later (by a clock since set back) are not today's.
+    tomorrow = today + timedelta(days=1)
     by_name = {p.name: ProviderStatus(p.name) for p in config.providers}
     result = DaemonStatus(list(by_name.values()), pending_lines(config.warehouse.spool_dir))
     location = config.warehouse.location
     warehouse = Warehouse(location, lock_wait_s=lock_wait_s)
     lost_by_session: dict[str, int] = {}
+    ahead = 0  # rows stamped in the future
     if isinstance(location, Lake) and not location.catalog_exists():
         result.notes.append(f"no warehouse yet: {location.where}")
     elif isinstance(location, Path) and not location.exists():
         result.notes.append(f"no warehouse yet at {location}")
     else:
         try:
-            frame = warehouse.query(_SQL, [today, today, today])
-            events = warehouse.query(_EVENT_SQL)
+            frame = warehouse.query(_SQL, [*[today, tomorrow] * 3, now + _AHEAD])
+            events = warehouse.query(_EVENT_SQL, [now])
             quarantined = warehouse.query("SELECT count(*) AS n FROM quarantined_rows")
             lost = warehouse.query(_LOST_SQL)
         except WarehouseError as exc:
@@ -123,6 +137,7 @@ def gather_status(config: Config, *, lock_wait_s: float = 10.0) -> DaemonStatus:
                 status.today_cost_usd = float(row["today_cost"])
                 status.today_tokens = int(row["today_tokens"])
                 status.today_skipped = int(row["today_skipped"])
+                ahead += int(row["ahead"])
             if events.height:
                 e = events.row(0, named=True)
                 result.last_event = f"{e['kind']} at {e['occurred_at']:%Y-%m-%dT%H:%M:%SZ}"
@@ -146,7 +161,13 @@ def gather_status(config: Config, *, lock_wait_s: float = 10.0) -> DaemonStatus:
             damaged += 1
         elif probe.source == "live":
             status = by_name.setdefault(probe.provider, ProviderStatus(probe.provider))
-            _merge_spool_row(status, probe, today)
+            _merge_spool_row(status, probe, today, tomorrow)
+            ahead += probe.started_at > now + _AHEAD
+    if ahead:
+        result.notes.append(
+            f"{ahead} probe rows are stamped later than now (a wall clock since set back,"
+            " or a probe site's clock ahead); 'last probe' may be one of them"
+        )
     if damaged:
         result.notes.append(
             f"{damaged} spool lines are damaged; the next flush quarantines them"
