@@ -9,7 +9,8 @@
    the lowest short-context TTFT.
 3. Each segment is compared with the baseline signal by signal (one-sided Mann-Whitney,
    deflated for the baseline's lag-1 autocorrelation, for latency; Fisher exact for errors,
-   accuracy and sanity flags). A signal
+   accuracy and sanity flags; errors and flags come in bursts, so their counts are first
+   divided by the baseline's day-to-day dispersion, ``effects.day_dispersion``). A signal
    *moved* when p < 0.01 and the effect passes a minimum worth reporting (latency +5 %,
    long-context penalty +10 %, time per output token +5 %, error rate x1.5 and +0.5 pt,
    accuracy -2 pt, flags x2). Output speed is tested as its inverse (time per token, so
@@ -46,6 +47,8 @@ import numpy as np
 
 from pipeline.analysis.changepoints import detect
 from pipeline.analysis.effects import (
+    day_dispersion,
+    fisher_dispersed,
     fisher_one_sided,
     mann_whitney_one_sided,
     relative_shift_ci,
@@ -154,6 +157,21 @@ def _compare(s: ProviderSeries, seg: tuple[int, int], base: tuple[int, int]) -> 
     return Segment(lo, hi, moved, pvals)
 
 
+def _base_dispersion(events: IntArray, trials: IntArray, base: tuple[int, int]) -> float:
+    """Day-to-day dispersion of the baseline's counts, per 24-hour block from its start.
+
+    Days, not shorter blocks: busy and server errors come in bursts lasting hours to days,
+    and blocks shorter than a burst would miss the correlation between neighbours (too
+    small a factor); a day also averages out the daily demand rhythm of errors. The price:
+    a baseline under ``effects.MIN_DISPERSION_DAYS`` days gets 1.0 (binomial)."""
+    blo, bhi = base
+    days = -(-(bhi - blo) // 24)
+    pad = days * 24 - (bhi - blo)
+    e = np.pad(events[blo:bhi], (0, pad)).reshape(days, 24).sum(axis=1)
+    n = np.pad(trials[blo:bhi], (0, pad)).reshape(days, 24).sum(axis=1)
+    return day_dispersion(e, n)
+
+
 def _counts(
     s: ProviderSeries,
     seg: tuple[int, int],
@@ -161,11 +179,14 @@ def _counts(
     moved: dict[str, float],
     pvals: dict[str, float],
 ) -> None:
+    """Errors and sanity flags: exact test on counts divided by the baseline's dispersion
+    (probes of one burst are no independent trials); accuracy: plain exact test."""
     (lo, hi), (blo, bhi) = seg, base
     n_a, n_b = _sum(s.n, lo, hi), _sum(s.n, blo, bhi)
     e_a, e_b = _sum(s.n_errors, lo, hi), _sum(s.n_errors, blo, bhi)
-    if n_a and n_b and s.n_errors is not None:
-        p = fisher_one_sided(e_b, n_b, e_a, n_a)
+    if n_a and n_b and s.n is not None and s.n_errors is not None:
+        phi = _base_dispersion(s.n_errors, s.n, base)
+        p = fisher_dispersed(e_b, n_b, e_a, n_a, phi)
         ra, rb = e_a / n_a, e_b / n_b
         pvals["error_rate"] = p
         if p < _ALPHA and ra >= _MIN_ERROR_RATIO * rb and ra - rb >= _MIN_ERROR_DIFF:
@@ -179,9 +200,9 @@ def _counts(
         pvals["accuracy"] = p
         if p < _ALPHA and drop >= _MIN_ACCURACY_DROP:
             moved["accuracy"] = -drop
-    if n_a and n_b and s.n_flagged is not None:
+    if n_a and n_b and s.n is not None and s.n_flagged is not None:
         f_a, f_b = _sum(s.n_flagged, lo, hi), _sum(s.n_flagged, blo, bhi)
-        p = fisher_one_sided(f_b, n_b, f_a, n_a)
+        p = fisher_dispersed(f_b, n_b, f_a, n_a, _base_dispersion(s.n_flagged, s.n, base))
         pvals["sanity_flags"] = p
         if p < _ALPHA and f_a / n_a >= _MIN_FLAG_RATIO * max(f_b / n_b, 1e-12) and f_a >= 3:
             moved["sanity_flags"] = (f_a / n_a) / max(f_b / n_b, 1e-12) - 1
