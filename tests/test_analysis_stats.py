@@ -11,6 +11,7 @@ from pipeline.analysis.effects import (
     day_dispersion,
     fisher_one_sided,
     mann_whitney_one_sided,
+    piecewise_dispersion,
     rate_ratio_ci,
     relative_shift_ci,
 )
@@ -175,3 +176,16 @@ def test_day_dispersion_is_one_for_binomial_counts_and_large_for_bursts() -> Non
     assert day_dispersion(bursts, trials) > 3.0
     assert day_dispersion(np.zeros(28, dtype=int), trials) == 1.0
     assert day_dispersion(np.array([5, 9]), np.array([100, 100])) == 1.0  # too few days
+
+
+def test_piecewise_dispersion_measures_days_around_their_own_segment() -> None:
+    """A real step in a binomial rate is no overdispersion of the fitted change-point model
+    (the pooled day_dispersion reads it as one); with one segment both are the same."""
+    rng = np.random.default_rng(4)
+    trials = np.full(40, 1000)
+    counts = rng.binomial(trials, np.where(np.arange(40) < 20, 0.02, 0.06))
+    assert day_dispersion(counts, trials) > 5.0
+    assert 1.0 <= piecewise_dispersion(counts, trials, [0, 20, 40]) < 1.8
+    assert piecewise_dispersion(counts, trials, [0, 40]) == day_dispersion(counts, trials)
+    quiet = np.concatenate([np.zeros(20, dtype=int), counts[20:]])  # a segment without events
+    assert piecewise_dispersion(quiet, trials, [0, 20, 40]) < 1.8

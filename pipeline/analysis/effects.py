@@ -9,6 +9,7 @@ counts are first shrunk by the dispersion measured between days (``day_dispersio
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -22,6 +23,7 @@ __all__ = [
     "fisher_one_sided",
     "holm",
     "mann_whitney_one_sided",
+    "piecewise_dispersion",
     "rate_ratio_ci",
     "relative_shift_ci",
 ]
@@ -99,15 +101,33 @@ def day_dispersion(events: NDArray[np.integer], trials: NDArray[np.integer]) -> 
     this factor (effective sample sizes) restores its level. Needs ``MIN_DISPERSION_DAYS``
     days with trials; with fewer (or no events), 1.0: the binomial is assumed.
     """
-    e = np.asarray(events, dtype=np.float64)
-    n = np.asarray(trials, dtype=np.float64)
-    keep = n > 0
-    e, n = e[keep], n[keep]
-    if e.size < MIN_DISPERSION_DAYS or e.sum() <= 0 or e.sum() >= n.sum():
+    return piecewise_dispersion(events, trials, [0, len(events)])
+
+
+def piecewise_dispersion(
+    events: NDArray[np.integer], trials: NDArray[np.integer], edges: list[int]
+) -> float:
+    """``day_dispersion`` of days around the rate of their own segment (``edges``: 0, the
+    change points, the number of days): the quasi-binomial dispersion of a fitted
+    change-point model, Pearson's chi-square over (days - segments). A segment whose days
+    all had no events (or only events) fits them exactly; 1.0 with fewer than
+    ``MIN_DISPERSION_DAYS`` days with trials, or no segment with both outcomes."""
+    e_all = np.asarray(events, dtype=np.float64)
+    n_all = np.asarray(trials, dtype=np.float64)
+    chi2, days, segments, informative = 0.0, 0, 0, 0
+    for lo, hi in itertools.pairwise(edges):
+        e, n = e_all[lo:hi], n_all[lo:hi]
+        e, n = e[n > 0], n[n > 0]
+        days += e.size
+        segments += e.size > 0
+        if e.size == 0 or e.sum() <= 0 or e.sum() >= n.sum():
+            continue
+        informative += 1
+        rate = e.sum() / n.sum()
+        chi2 += float(np.sum((e - n * rate) ** 2 / (n * rate * (1 - rate))))
+    if days < MIN_DISPERSION_DAYS or informative == 0 or days <= segments:
         return 1.0
-    rate = e.sum() / n.sum()
-    chi2 = float(np.sum((e - n * rate) ** 2 / (n * rate * (1 - rate))))
-    return max(1.0, chi2 / (e.size - 1))
+    return max(1.0, chi2 / (days - segments))
 
 
 def fisher_dispersed(

@@ -2,6 +2,14 @@
 
 One deseasonalized log series (latency metrics) or one daily rate (errors, timeouts, wrong
 answers, sanity flags) at a time; each break gets an effect with its interval and a p-value.
+
+A rate's break is where the search put it, so the exact test at that day alone is
+optimistic, and a day's probes are no independent trials (errors come in bursts). Its
+stored p-value is therefore the two-sided exact test on counts divided by the daily
+dispersion around the fitted segments (``effects.piecewise_dispersion``), times the number
+of days the break could have been put on between its neighbours (Bonferroni over the
+search: conservative; the neighbours themselves are not adjusted for). The latency rows'
+p-value is still the plain test at the chosen break (optimistic).
 """
 
 from __future__ import annotations
@@ -14,8 +22,9 @@ from numpy.typing import NDArray
 
 from pipeline.analysis.changepoints import detect
 from pipeline.analysis.effects import (
-    fisher_one_sided,
+    fisher_dispersed,
     mann_whitney_one_sided,
+    piecewise_dispersion,
     rate_ratio_ci,
     relative_shift_ci,
 )
@@ -135,17 +144,19 @@ def rate_change_rows(c: ResultRows, key: tuple[str, str, str], part: pl.DataFram
             rate = np.where(tr > 0, ev / np.maximum(tr, 1), np.nan)
         breaks = detect(rate, monitor=True)
         edges = [0, *breaks, rate.size]
+        phi = piecewise_dispersion(ev, tr, edges)
         for i, b in enumerate(breaks, start=1):
             e_b, n_b = int(ev[edges[i - 1] : b].sum()), int(tr[edges[i - 1] : b].sum())
             e_a, n_a = int(ev[b : edges[i + 1]].sum()), int(tr[b : edges[i + 1]].sum())
-            eff, lo, hi = rate_ratio_ci(e_b, n_b, e_a, n_a)
-            p_up = fisher_one_sided(e_b, n_b, e_a, n_a)
-            p_down = fisher_one_sided(e_a, n_a, e_b, n_b)
+            eff, lo, hi = rate_ratio_ci(e_b, n_b, e_a, n_a, phi)
+            p_up = fisher_dispersed(e_b, n_b, e_a, n_a, phi)
+            p_down = fisher_dispersed(e_a, n_a, e_b, n_b, phi)
+            positions = edges[i + 1] - edges[i - 1] - 1  # days the break could have been on
             c.add(
                 "change_points", provider=provider, model=model, metric=metric,
                 context_class=ctx, at=daily["day"][b],
                 level_before=e_b / n_b if n_b else None, level_after=e_a / n_a if n_a else None,
                 effect=finite(eff), effect_lo=finite(lo), effect_hi=finite(hi),
-                pvalue=finite(min(1.0, 2 * min(p_up, p_down))), detector="offline",
+                pvalue=finite(min(1.0, 2 * min(p_up, p_down) * positions)), detector="offline",
                 detected_at=None,
             )  # fmt: skip
