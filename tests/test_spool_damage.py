@@ -20,7 +20,7 @@ import pytest
 
 from pipeline.daemon import Daemon, DaemonTuning
 from pipeline.daemon.flush import Flusher, SegmentWriter
-from pipeline.daemon.spool import Spool, list_segments, pending_lines
+from pipeline.daemon.spool import Spool, SpoolError, list_segments, pending_lines
 from pipeline.daemon.state import spool_spend
 from pipeline.daemon.status import gather_status
 from pipeline.warehouse import Warehouse
@@ -132,6 +132,29 @@ def test_damaged_lines_leave_status_and_spend_readable(tmp_path: Path) -> None:
     assert (alpha.last_probe_at, alpha.last_error) == (_DAY, "overloaded")
     assert status.spool_depth == 1 + len(damaged)
     assert any("9 spool lines are damaged" in note for note in status.notes), status.notes
+
+
+def test_a_segment_the_kernel_will_not_read_leaves_status_and_spend_readable(
+    tmp_path: Path,
+) -> None:
+    """A segment whose read fails (EIO; here linked to /proc/self/mem, whose first page no
+    process has mapped) stopped ``nerfwatch status`` with a traceback and left the daemon's
+    start without the spend of every other segment. Both now skip it and say which."""
+    directory = tmp_path / "spool"
+    good = _row(error_class="overloaded", cost_usd=0.25, input_tokens=100, output_tokens=20)
+    _spool_with(directory, [good])
+    broken = _segment(directory, 2)
+    broken.symlink_to("/proc/self/mem")
+
+    unreadable: list[SpoolError] = []
+    spend = spool_spend(Spool(directory).iter_pending(unreadable), date(2026, 3, 2))
+    assert (spend["alpha"].tokens, spend["alpha"].cost_usd) == (120, 0.25)
+    assert [str(e) for e in unreadable] == [f"spool segment {broken.name} cannot be read: "
+                                            "Input/output error"]  # fmt: skip
+    status = gather_status(make_config(tmp_path), lock_wait_s=0.2)  # no warehouse yet
+    alpha = next(p for p in status.providers if p.provider == "alpha")
+    assert (alpha.last_probe_at, alpha.last_error) == (_DAY, "overloaded")
+    assert any(f"{broken.name} cannot be read" in note for note in status.notes), status.notes
 
 
 def test_a_line_for_a_table_this_version_does_not_know_is_quarantined(tmp_path: Path) -> None:

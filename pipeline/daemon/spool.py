@@ -336,10 +336,19 @@ class Spool:
     def depth(self) -> int:
         return pending_lines(self.directory)
 
-    def iter_pending(self) -> Iterator[str]:
-        """Every complete line currently in the spool, oldest first."""
+    def iter_pending(self, unreadable: list[SpoolError] | None = None) -> Iterator[str]:
+        """Every complete line currently in the spool, oldest first. Given ``unreadable``, a
+        segment the kernel will not read (EIO) is skipped and its error kept there, so the
+        other segments still count; without it, the error is raised."""
         for segment in list_segments(self.directory):
-            yield from read_segment(segment.path)
+            try:
+                lines = read_segment(segment.path)
+            except SpoolError as exc:
+                if unreadable is None:
+                    raise
+                unreadable.append(exc)
+                continue
+            yield from lines
 
 
 def _settle(futures: list[asyncio.Future[None]], error: BaseException | None) -> None:

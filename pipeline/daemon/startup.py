@@ -84,11 +84,10 @@ async def warm_start(
     except WarehouseError as exc:
         log.warning("could not read today's spend from the warehouse: %s", exc)
         spent, open_alerts, learned = {}, set(), {}
-    try:
-        pending = state.spool_spend(spool.iter_pending(), datetime.now(UTC).date())
-    except SpoolError as exc:  # a segment the kernel will not read; the flush names it too
-        log.warning("could not read the spend waiting in the spool: %s", exc)
-        pending = {}
+    unreadable: list[SpoolError] = []  # segments the kernel will not read; the flush names them
+    pending = state.spool_spend(spool.iter_pending(unreadable), datetime.now(UTC).date())
+    for error in unreadable:
+        log.warning("today's spend leaves out what waits in it: %s", error)
     for name, spend in pending.items():
         mine = spent.setdefault(name, Spend())
         mine.tokens += spend.tokens

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from pipeline.config import Config
 from pipeline.daemon.flush.segments import EVENT_TABLE, SPOOL_TABLE
-from pipeline.daemon.spool import Spool, pending_lines
+from pipeline.daemon.spool import Spool, SpoolError, pending_lines
 from pipeline.daemon.spooled import SpooledProbe, spooled_object, spooled_probe
 from pipeline.daemon.state import day_start
 from pipeline.warehouse import Lake, Warehouse, WarehouseError
@@ -144,7 +144,8 @@ def gather_status(config: Config, *, lock_wait_s: float = 10.0) -> DaemonStatus:
                 result.last_event += f" (pid {e['pid']})"
     spool = Spool(config.warehouse.spool_dir)
     damaged = 0
-    for line in spool.iter_pending():
+    unreadable: list[SpoolError] = []
+    for line in spool.iter_pending(unreadable):
         spooled = spooled_object(line)
         if spooled is None:
             damaged += 1
@@ -168,6 +169,7 @@ def gather_status(config: Config, *, lock_wait_s: float = 10.0) -> DaemonStatus:
             f"{ahead} probe rows are stamped later than now (a wall clock since set back,"
             " or a probe site's clock ahead); 'last probe' may be one of them"
         )
+    result.notes += [f"{e}; its rows are left out of the figures above" for e in unreadable]
     if damaged:
         result.notes.append(
             f"{damaged} spool lines are damaged; the next flush quarantines them"
