@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from probes.result import INT64_MAX
-from probes.timing import Timeline
+from probes.timing import Timeline, now_ns
 
 __all__ = ["ProviderError", "StreamState", "ThinkSplitter", "Usage", "error_fields"]
 
@@ -125,18 +125,31 @@ class StreamState:
     # The first output token's top alternatives, (token, logprob), when logprobs were asked
     first_top_logprobs: tuple[tuple[str, float], ...] | None = None
     _splitter: ThinkSplitter = field(default_factory=ThinkSplitter)
+    # With think tags: (offset in the joined answer, arrival) of each answer piece, so
+    # ``texts`` can time the answer's real first character once the tags are resolved.
+    _answer_marks: list[tuple[int, int]] = field(default_factory=list)
+    _answer_chars: int = 0
+    _fed_at: int | None = None
 
     def chunk(self, reasoning: str = "", answer: str = "", *, at: int | None = None) -> None:
         """One stream event's text; timed once if it carries any character."""
+        at = now_ns() if at is None else at
         if answer and self.think_tags:
             extra_reasoning, answer = self._splitter.feed(answer)
             reasoning += extra_reasoning
+            self._fed_at = at
         if reasoning:
             self.reasoning.append(reasoning)
         if answer:
-            self.answer.append(answer)
+            self._keep_answer(answer, at)
         if reasoning or answer:
             self.timeline.token(len(reasoning) + len(answer), answer=bool(answer), at=at)
+
+    def _keep_answer(self, text: str, at: int | None) -> None:
+        if self.think_tags and at is not None:
+            self._answer_marks.append((self._answer_chars, at))
+            self._answer_chars += len(text)
+        self.answer.append(text)
 
     def comment(self, text: str) -> None:
         self.comments += 1
@@ -182,19 +195,41 @@ class StreamState:
             self.error = error
 
     def texts(self) -> tuple[str, str]:
-        """(answer, reasoning) with think-tag leftovers resolved."""
-        if self.think_tags:
-            tail_reasoning, tail_answer = self._splitter.flush()
-            if tail_reasoning:
-                self.reasoning.append(tail_reasoning)
-            if tail_answer:
-                self.answer.append(tail_answer)
+        """(answer, reasoning) with think-tag leftovers resolved.
+
+        With think tags, the first-answer time is moved here to the chunk that carried the
+        answer's first kept character: the line breaks after ``</think>`` are dropped from
+        the answer, and text before a lone ``</think>`` turns out to be reasoning only now.
+        """
+        if not self.think_tags:
+            return "".join(self.answer), "".join(self.reasoning)
+        tail_reasoning, tail_answer = self._splitter.flush()
+        if tail_reasoning:
+            self.reasoning.append(tail_reasoning)
+        if tail_answer:
+            self._keep_answer(tail_answer, self._fed_at)
         answer, reasoning = "".join(self.answer), "".join(self.reasoning)
-        if self.think_tags and self.think_open_missing and not self._splitter.seen_open:
+        start = 0
+        if self.think_open_missing and not self._splitter.seen_open:
             head, sep, tail = answer.partition("</think>")
             if sep:
                 reasoning, answer = reasoning + head, tail
-        return answer.lstrip("\n") if self.think_tags else answer, reasoning
+                start = len(head) + len(sep)
+        kept = answer.lstrip("\n")
+        start += len(answer) - len(kept)
+        found = self._answer_time(start)
+        if not kept or found is not None:
+            self.timeline.first_answer = found if kept else None
+        return kept, reasoning
+
+    def _answer_time(self, offset: int) -> int | None:
+        """Arrival of the answer piece holding character ``offset``."""
+        found = None
+        for begins, at in self._answer_marks:
+            if begins > offset:
+                break
+            found = at
+        return found
 
 
 def error_fields(body: Any) -> ProviderError | None:
