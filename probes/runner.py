@@ -102,7 +102,7 @@ def outcome_class(
 ) -> tuple[str, str | None, str | None]:
     """(error_class, provider error code, detail) of a finished exchange; ``stopped_by`` is
     what ended a length-type finish (``probes.sanity.stop_cause``)."""
-    if ex.failure is not None:
+    if ex.failure is not None and state.error is None:
         return ex.failure, None, ex.detail
     if ex.status is not None and 300 <= ex.status < 400:
         where = ex.headers.get("location", "?")
@@ -113,7 +113,11 @@ def outcome_class(
         detail = message if message.strip() else _status_line(ex)
         return classify(ex.status, codes, message, preset), _first(codes), detail
     if state.error is not None:
+        # The provider's own error outranks the drop or silence that followed it (OpenAI
+        # closes the connection right after an in-stream error); the transport part is kept.
         codes, message = state.error.codes, state.error.message
+        if ex.failure is not None:
+            message = f"{message}; then {ex.failure}: {ex.detail}"
         return classify(200, codes, message, preset), _first(codes), message
     if state.malformed:
         return "malformed_stream", None, state.malformed_detail

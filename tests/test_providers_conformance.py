@@ -159,3 +159,58 @@ def test_reasoning_is_not_the_first_answer_token(case: str) -> None:
     assert result.reasoning_text == reasoning
     assert result.ttft_ms is not None and result.first_answer_ms is not None
     assert result.first_answer_ms >= PAUSE_MS, (result.ttft_ms, result.first_answer_ms)
+
+
+OVERLOADED = {"message": "The server is overloaded, please try again later.",
+              "type": "service_unavailable_error", "param": None,
+              "code": "server_is_overloaded"}  # fmt: skip
+ANTHROPIC_ERROR = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+
+
+@pytest.mark.parametrize("blank_line", [True, False], ids=["event-ended", "event-unended"])
+@pytest.mark.parametrize(
+    ("preset", "wire", "error_event", "error_class", "code"),
+    [
+        # §2: one data: line with an error object and no choices, then the connection closes
+        ("openai", "openai", _sse({"error": OVERLOADED}), "overloaded", "server_is_overloaded"),
+        # §4: event: error after HTTP 200
+        ("anthropic", "anthropic", _sse(ANTHROPIC_ERROR, "error"), "overloaded",
+         "overloaded_error"),
+        # §9: DashScope data: {"error": ...} with a string code
+        ("qwen", "openai", _sse({"error": {"code": "Throttling.RateQuota",
+                                           "message": "Requests rate limit exceeded"}}),
+         "rate_limited", "Throttling.RateQuota"),
+    ],
+    ids=["openai", "anthropic", "qwen"],
+)  # fmt: skip
+def test_an_in_stream_error_then_an_abrupt_close_keeps_the_providers_class(
+    preset: str, wire: str, error_event: bytes, error_class: str, code: str, blank_line: bool
+) -> None:
+    if wire == "anthropic":
+        text = {"type": "text_delta", "text": "Par"}
+        begun = _sse(
+            {"type": "content_block_delta", "index": 0, "delta": text}, "content_block_delta"
+        )
+    else:
+        begun = _delta(content="Par")
+    event = error_event if blank_line else error_event[:-1]
+    result = _probe(Script((begun, event), cut=True), preset, wire)
+    assert result.error_class == error_class, result.error_detail
+    assert result.error_code == code
+    assert result.http_status == 200
+    assert result.score_strict is None
+    assert "RemoteProtocolError" in (result.error_detail or "")  # the close is still told
+
+
+def test_a_finish_chunk_then_an_abrupt_close_is_a_clean_end() -> None:
+    """§1: EOF after a chunk with finish_reason is a clean end (MiniMax closes without
+    [DONE]); here the socket drops before the event's blank line."""
+    finish = _delta("stop", content="ANSWER: 4")
+    result = _probe(Script((finish[:-1],), cut=True), "minimax")
+    assert result.error_class == "ok", result.error_detail
+    assert result.finish_reason == "stop"
+
+
+def test_an_abrupt_close_before_any_finish_is_still_a_connection_error() -> None:
+    result = _probe(Script((_delta(content="ANS"),), cut=True), "openai")
+    assert result.error_class == "connection_error"

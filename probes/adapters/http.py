@@ -25,7 +25,7 @@ from typing import Any
 import httpx
 
 from probes.adapters.base import Request
-from probes.adapters.sse import Comment, LineTooLong, SSEParser
+from probes.adapters.sse import Comment, Event, LineTooLong, SSEParser
 from probes.adapters.state import StreamState
 from probes.adapters.warmup import WARMUP_LIMIT_S, warm_transport
 from probes.timing import Timeline, now_ns
@@ -119,40 +119,50 @@ async def _consume_stream(
     events = 0
     received = 0
     chunks = response.aiter_bytes()
-    async for piece in chunks:
-        received += len(piece)
-        if received > max_bytes:
-            raise _TooLarge
-        if len(head) < ERROR_BODY_LIMIT:
-            head += piece[: ERROR_BODY_LIMIT - len(head)]
-        before = len(timeline.token_times)
-        for start in range(0, len(piece), PARSE_SLICE):
-            if time.monotonic() > deadline_at:
-                raise TimeoutError
-            at = now_ns()
-            for item in parser.feed(piece[start : start + PARSE_SLICE]):
-                if isinstance(item, Comment):
-                    state.comment(item.text)
-                else:
-                    events += 1
-                    adapter.on_event(item, state, at)
-        if state.done:
-            timeline.finish()
-            await _drain(chunks)
-            return
-        quiet = len(timeline.token_times) == before and timeline.first_token is not None
-        if quiet and timeline.since_last_token_s > stall_s:
-            raise _Stalled
-    for item in parser.close():
-        if isinstance(item, Comment):
-            state.comment(item.text)
-        else:
-            events += 1
-            adapter.on_event(item, state, now_ns())
+    try:
+        async for piece in chunks:
+            received += len(piece)
+            if received > max_bytes:
+                raise _TooLarge
+            if len(head) < ERROR_BODY_LIMIT:
+                head += piece[: ERROR_BODY_LIMIT - len(head)]
+            before = len(timeline.token_times)
+            for start in range(0, len(piece), PARSE_SLICE):
+                if time.monotonic() > deadline_at:
+                    raise TimeoutError
+                at = now_ns()
+                events += _dispatch(
+                    parser.feed(piece[start : start + PARSE_SLICE]), state, adapter, at
+                )
+            if state.done:
+                timeline.finish()
+                await _drain(chunks)
+                return
+            quiet = len(timeline.token_times) == before and timeline.first_token is not None
+            if quiet and timeline.since_last_token_s > stall_s:
+                raise _Stalled
+    except httpx.TransportError:
+        # A dropped connection still delivered what came before it: an error event or a
+        # finish chunk whose blank line never arrived is applied, then the drop reported.
+        _dispatch(parser.close(), state, adapter, now_ns())
+        raise
+    events += _dispatch(parser.close(), state, adapter, now_ns())
     if not events and head.strip()[:1] in (b"{", b"["):
         # A JSON body where a stream was asked for: MiniMax answers errors this way
         # (HTTP 200 + base_resp), some gateways too.
         adapter.on_body(_decode_json(bytes(head)), state)
+
+
+def _dispatch(items: list[Event | Comment], state: StreamState, adapter: Any, at: int) -> int:
+    """Hand parsed items to the adapter; the number of events among them."""
+    events = 0
+    for item in items:
+        if isinstance(item, Comment):
+            state.comment(item.text)
+        else:
+            events += 1
+            adapter.on_event(item, state, at)
+    return events
 
 
 async def _drain(chunks: AsyncIterator[bytes], limit_s: float = 0.25) -> None:
