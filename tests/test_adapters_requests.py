@@ -45,9 +45,10 @@ def test_auth_header(wire: str, preset: str, header: str, value: str) -> None:
     assert headers["x-extra"] == "1"
 
 
-def test_no_key_no_auth_and_ollama_never_sends_one() -> None:
+def test_no_key_no_auth_and_ollama_sends_a_configured_one() -> None:
     assert "authorization" not in _build("openai", "openai", None)[1]
-    assert "authorization" not in _build("openai", "ollama", "k")[1]
+    assert "authorization" not in _build("openai", "ollama", None)[1]
+    assert _build("openai", "ollama", "k")[1]["authorization"] == "Bearer k"  # Ollama Cloud
 
 
 def test_paths_and_bodies() -> None:

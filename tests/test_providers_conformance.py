@@ -214,3 +214,16 @@ def test_a_finish_chunk_then_an_abrupt_close_is_a_clean_end() -> None:
 def test_an_abrupt_close_before_any_finish_is_still_a_connection_error() -> None:
     result = _probe(Script((_delta(content="ANS"),), cut=True), "openai")
     assert result.error_class == "connection_error"
+
+
+def test_ollama_cloud_gets_its_bearer_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """§12: Ollama Cloud (https://ollama.com/v1) needs ``Authorization: Bearer``; a local
+    server ignores it, and no key configured still sends none."""
+    key = "ollama-cloud-test-key-0123456789"
+    monkeypatch.setenv("NW_OLLAMA_KEY", key)
+    pieces = (_delta("stop", content="ANSWER: 4"), USAGE, DONE)
+    result = _probe(Script(pieces, key=key), "ollama", api_key_env="NW_OLLAMA_KEY")
+    assert result.error_class == "ok", result.error_detail
+    assert result.http_status == 200
+    keyless = _probe(Script(pieces, key=key), "ollama")
+    assert keyless.error_class == "auth" and keyless.http_status == 401

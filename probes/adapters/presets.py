@@ -77,9 +77,10 @@ PRESETS: dict[str, Preset] = {
         Preset("llamacpp", "openai", stream_fields=_INCLUDE_USAGE, tokenize="llamacpp",
                note="llama.cpp llama-server: timings in the last chunk; /tokenize beside /v1; "
                     "closes the connection after each streamed response"),
-        Preset("ollama", "openai", auth="none", stream_fields=_INCLUDE_USAGE,
+        Preset("ollama", "openai", stream_fields=_INCLUDE_USAGE,
                default_base_url="http://localhost:11434/v1",
-               note="reasoning in delta.reasoning; no rate-limit headers; no cached count"),
+               note="reasoning in delta.reasoning; no rate-limit headers; no cached count; "
+                    "a local server ignores the key, Ollama Cloud needs it as a bearer"),
         Preset("simulator", "openai", stream_fields=_INCLUDE_USAGE, think_tags=True,
                tokenize="llamacpp",
                note="the bundled simulator; wire format comes from the provider config"),
