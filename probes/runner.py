@@ -135,6 +135,8 @@ def outcome_class(
         return "truncated", None, None
     if state.finish_reason in FILTER_REASONS:
         return "content_filter", None, f"finish_reason={state.finish_reason}"
+    if state.finish_reason == "error":  # OpenRouter: an upstream failed mid-answer
+        return "server_error", None, "finish_reason=error without an error object"
     if not answer.strip():
         return "empty", None, "reasoning only" if state.reasoning else None
     return "ok", None, None

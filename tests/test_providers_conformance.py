@@ -216,6 +216,17 @@ def test_an_abrupt_close_before_any_finish_is_still_a_connection_error() -> None
     assert result.error_class == "connection_error"
 
 
+def test_a_finish_reason_of_error_without_an_error_object_is_a_failure() -> None:
+    """§11: after streaming starts, OpenRouter reports an upstream failure as an ``error``
+    field, typically beside a choice with ``finish_reason: "error"``. Should the field be
+    missing, the finish reason alone still says the answer failed: not a scored answer."""
+    pieces = (_delta(content="ANSWER: 4"), _delta("error"), USAGE, DONE)
+    result = _probe(Script(pieces), "openrouter")
+    assert result.error_class == "server_error", result.error_detail
+    assert result.finish_reason == "error"
+    assert result.score_strict is None
+
+
 def test_ollama_cloud_gets_its_bearer_key(monkeypatch: pytest.MonkeyPatch) -> None:
     """§12: Ollama Cloud (https://ollama.com/v1) needs ``Authorization: Bearer``; a local
     server ignores it, and no key configured still sends none."""
