@@ -61,13 +61,12 @@ def compute(
         return c.frames()
     grid = hour_grid(hourly)
     adjusted: dict[tuple[str, str, str, str], NDArray[np.float64]] = {}
-    keys = grid.select("provider", "model", "context_class").unique(maintain_order=True).rows()
-    for key in keys:
-        part = grid.filter(
-            (pl.col("provider") == key[0])
-            & (pl.col("model") == key[1])
-            & (pl.col("context_class") == key[2])
-        )
+    # one pass splits the grid into series (a filter per series scanned all of it each time)
+    parts = grid.partition_by(
+        "provider", "model", "context_class", maintain_order=True, as_dict=True
+    )
+    for group, part in parts.items():
+        key: tuple[str, str, str] = (group[0], group[1], group[2])
         hours = part["hour"].dt.replace_time_zone(None).to_numpy().astype("datetime64[h]")
         for metric in LATENCY_METRICS:
             logv = log_or_nan(part[metric].cast(pl.Float64).fill_null(np.nan).to_numpy())

@@ -10,6 +10,7 @@ import numpy as np
 import polars as pl
 
 from pipeline.analysis import release_cycles as rc
+from pipeline.analysis.grouped import group_medians
 from pipeline.analysis.incidents import vendor_incidents
 from pipeline.analysis.phase_rows import PhaseInfo
 from pipeline.analysis.phases import ProviderSeries
@@ -90,12 +91,9 @@ def _event_study(
 ) -> None:
     days = s.hours.astype("datetime64[D]")
     uniq, inv = np.unique(days, return_inverse=True)
-    daily = np.full(uniq.size, np.nan)
-    for d in range(uniq.size):
-        v = s.short[inv == d]
-        v = v[np.isfinite(v)]
-        if v.size:
-            daily[d] = math.exp(float(np.median(v)))
+    ok = np.isfinite(s.short)
+    medians, _ = group_medians(s.short[ok], inv[ok], uniq.size)
+    daily = np.array([math.exp(float(m)) if np.isfinite(m) else np.nan for m in medians])
     for rdate in releases:
         for off, val, rel in rc.event_study(uniq, daily, rdate):
             c.add(
@@ -110,11 +108,11 @@ def _synchronization(
 ) -> None:
     all_days = np.arange(np.datetime64(lo.date(), "D"), np.datetime64(hi.date(), "D") + 1)
     keys = sorted(info)
+    dates = [as_date(d) for d in all_days]
+    degraded = {k: np.array([d in info[k].degraded_days for d in dates]) for k in keys}
     for i, a in enumerate(keys):
         for b in keys[i + 1 :]:
-            da = np.array([as_date(d) in info[a].degraded_days for d in all_days])
-            db = np.array([as_date(d) in info[b].degraded_days for d in all_days])
-            jac, p = rc.synchronization_test(da, db, seed=seed)
+            jac, p = rc.synchronization_test(degraded[a], degraded[b], seed=seed)
             c.add(
                 "cycle_tests", provider=None, test=f"synchronized:{a[0]}/{a[1]}|{b[0]}/{b[1]}",
                 statistic=finite(jac), pvalue=finite(p), n=int(all_days.size),

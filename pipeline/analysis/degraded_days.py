@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 from numpy.typing import NDArray
 
+from pipeline.analysis.grouped import group_medians
 from pipeline.analysis.phase_types import FloatArray, Phase, ProviderSeries
 from pipeline.analysis.phases import MIN_LATENCY_EFFECT
 
@@ -27,12 +28,8 @@ def daily_probability(
         if ph.label != "stable":
             degraded_hour[ph.start : ph.end] = 1.0
     from_phases = np.bincount(inverse, weights=degraded_hour) / np.bincount(inverse)
-    daily = np.full(days.size, np.nan)
-    for d in range(days.size):
-        vals = s.short[inverse == d]
-        vals = vals[np.isfinite(vals)]
-        if vals.size:
-            daily[d] = float(np.median(vals))
+    ok = np.isfinite(s.short)
+    daily, _ = group_medians(s.short[ok], inverse[ok], days.size)
     markov = _markov(daily, seed)
     if markov is None:
         return days, from_phases, "phases"

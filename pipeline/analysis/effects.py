@@ -34,13 +34,27 @@ MIN_DISPERSION_DAYS = 7  # days of counts a dispersion estimate needs
 
 
 def _block_medians(x: FloatArray, block: int, reps: int, rng: np.random.Generator) -> FloatArray:
-    """Medians of ``reps`` moving-block bootstrap resamples of ``x`` (vectorised)."""
+    """Medians of ``reps`` moving-block bootstrap resamples of ``x`` (finite values).
+
+    Equal to ``np.median(x[idx], axis=1)`` without a partition per resample: a resample's
+    k-th smallest value is ``sorted(x)[k-th smallest rank drawn]``, found from per-resample
+    rank counts; even sizes average the two middle values as ``np.median`` does."""
     n = x.size
     block = max(1, min(block, n))
     n_blocks = math.ceil(n / block)
     starts = rng.integers(0, n - block + 1, size=(reps, n_blocks))
     idx = (starts[:, :, None] + np.arange(block)[None, None, :]).reshape(reps, -1)[:, :n]
-    return np.median(x[idx], axis=1)
+    order = np.argsort(x, kind="stable")
+    ranks = np.empty(n, dtype=np.int64)
+    ranks[order] = np.arange(n)
+    drawn = (ranks[idx] + (np.arange(reps) * n)[:, None]).ravel()
+    below = np.bincount(drawn, minlength=reps * n).reshape(reps, n).cumsum(axis=1)
+    mid = n // 2
+    upper = x[order[(below <= mid).sum(axis=1)]]
+    if n % 2:
+        return np.asarray(upper, dtype=np.float64)
+    lower = x[order[(below <= mid - 1).sum(axis=1)]]
+    return np.asarray((lower + upper) / 2, dtype=np.float64)
 
 
 def relative_shift_ci(

@@ -181,7 +181,8 @@ def _line_periods(x: FloatArray) -> tuple[float, float] | None:
     # window median is itself noisy, so this screen passes far more often than alpha on
     # changeless series (step 1 of the module docstring); the phase test is the control.
     nyquist = 2 * ks == m
-    log_sf = np.where(nyquist, stats.chi2.logsf(ratio, 1), -ratio)
+    log_sf = -ratio
+    log_sf[nyquist] = stats.chi2.logsf(ratio[nyquist], 1)  # one term: not the whole spectrum
     passed = log_sf <= np.log(_ALPHA / ks.size)
     if not passed.any():
         return None

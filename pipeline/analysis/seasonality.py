@@ -38,6 +38,7 @@ from scipy import stats
 from statsmodels.tsa.seasonal import MSTL, STL
 
 from pipeline.analysis.changepoints import detect
+from pipeline.analysis.grouped import group_medians
 
 __all__ = ["MSTL_MIN_HOURS", "STL_MIN_HOURS", "Seasonality", "decompose", "hour_of_week"]
 
@@ -152,10 +153,8 @@ def _fixed_rhythm(
     STL edge effects in the first and last cycles."""
     keys = how if weekly else how % 24
     k = 168 if weekly else 24
-    prof = np.zeros(k)
-    for i in range(k):
-        sel = detrended[(keys == i) & observed]
-        prof[i] = float(np.median(sel)) if sel.size else 0.0
+    prof, count = group_medians(detrended[observed], keys[observed], k)
+    prof[count == 0] = 0.0
     prof -= float(np.mean(prof))
     return np.asarray(prof[keys], dtype=np.float64)
 
@@ -215,13 +214,8 @@ def _profile(
     detrended: FloatArray, how: NDArray[np.int64], observed: NDArray[np.bool_]
 ) -> tuple[FloatArray, NDArray[np.int64]]:
     """Median detrended log value per hour of week, as multiplicative factors."""
-    med = np.zeros(168)
-    count = np.zeros(168, dtype=np.int64)
-    for k in range(168):
-        sel = detrended[(how == k) & observed]
-        count[k] = sel.size
-        if sel.size:
-            med[k] = float(np.median(sel))
+    med, count = group_medians(detrended[observed], how[observed], 168)
+    med[count == 0] = 0.0
     if count.sum():
         med -= float(np.mean(med[count > 0]))
         med[count == 0] = 0.0
