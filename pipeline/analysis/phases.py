@@ -5,12 +5,14 @@
    ``changepoints.detect`` and merged when closer than a day. Long-context TTFT is segmented
    on its own: the penalty (long - short) carries the short-context noise too, so a subtle
    long-context slowdown shows in it later or not at all.
-2. The *baseline* is the best sustained state: among segments lasting >= 3 days, the one with
-   the lowest short-context TTFT.
+2. The *baseline* is the best sustained state: among segments lasting >= 3 days whose errors,
+   accuracy and flags are no worse than another such segment's (step 3's count tests,
+   Bonferroni over the comparisons), the one with the lowest short-context TTFT.
 3. Each segment is compared with the baseline signal by signal (one-sided Mann-Whitney,
    deflated for the baseline's lag-1 autocorrelation, for latency; Fisher exact for errors,
-   accuracy and sanity flags; errors and flags come in bursts, so their counts are first
-   divided by the baseline's day-to-day dispersion, ``effects.day_dispersion``). A signal
+   accuracy and sanity flags; errors and flags come in bursts, and wrong answers may cluster
+   by day, so their counts are first divided by the baseline's day-to-day dispersion,
+   ``effects.day_dispersion``). A signal
    *moved* when p < 0.01 and the effect passes a minimum worth reporting (latency +5 %,
    long-context penalty +10 %, time per output token +5 %, error rate x1.5 and +0.5 pt,
    accuracy -2 pt, flags x2). Output speed is tested as its inverse (time per token, so
@@ -49,7 +51,6 @@ from pipeline.analysis.changepoints import detect
 from pipeline.analysis.effects import (
     day_dispersion,
     fisher_dispersed,
-    fisher_one_sided,
     mann_whitney_one_sided,
     relative_shift_ci,
 )
@@ -178,9 +179,11 @@ def _counts(
     base: tuple[int, int],
     moved: dict[str, float],
     pvals: dict[str, float],
+    alpha: float = _ALPHA,
 ) -> None:
-    """Errors and sanity flags: exact test on counts divided by the baseline's dispersion
-    (probes of one burst are no independent trials); accuracy: plain exact test."""
+    """Exact tests on counts divided by the baseline's day-to-day dispersion: probes of one
+    error burst are no independent trials, nor are answers on a day a model is off (a
+    binomial baseline gets a factor of about 1). A count moved at p < ``alpha``."""
     (lo, hi), (blo, bhi) = seg, base
     n_a, n_b = _sum(s.n, lo, hi), _sum(s.n, blo, bhi)
     e_a, e_b = _sum(s.n_errors, lo, hi), _sum(s.n_errors, blo, bhi)
@@ -189,28 +192,38 @@ def _counts(
         p = fisher_dispersed(e_b, n_b, e_a, n_a, phi)
         ra, rb = e_a / n_a, e_b / n_b
         pvals["error_rate"] = p
-        if p < _ALPHA and ra >= _MIN_ERROR_RATIO * rb and ra - rb >= _MIN_ERROR_DIFF:
+        if p < alpha and ra >= _MIN_ERROR_RATIO * rb and ra - rb >= _MIN_ERROR_DIFF:
             moved["error_rate"] = ra / max(rb, 1e-12) - 1
     sc_a, sc_b = _sum(s.n_scored, lo, hi), _sum(s.n_scored, blo, bhi)
-    if sc_a and sc_b and s.n_correct is not None:
+    if sc_a and sc_b and s.n_scored is not None and s.n_correct is not None:
         w_a = sc_a - _sum(s.n_correct, lo, hi)
         w_b = sc_b - _sum(s.n_correct, blo, bhi)
-        p = fisher_one_sided(w_b, sc_b, w_a, sc_a)
+        phi = _base_dispersion(s.n_scored - s.n_correct, s.n_scored, base)
+        p = fisher_dispersed(w_b, sc_b, w_a, sc_a, phi)
         drop = w_a / sc_a - w_b / sc_b
         pvals["accuracy"] = p
-        if p < _ALPHA and drop >= _MIN_ACCURACY_DROP:
+        if p < alpha and drop >= _MIN_ACCURACY_DROP:
             moved["accuracy"] = -drop
     if n_a and n_b and s.n is not None and s.n_flagged is not None:
         f_a, f_b = _sum(s.n_flagged, lo, hi), _sum(s.n_flagged, blo, bhi)
         p = fisher_dispersed(f_b, n_b, f_a, n_a, _base_dispersion(s.n_flagged, s.n, base))
         pvals["sanity_flags"] = p
-        if p < _ALPHA and f_a / n_a >= _MIN_FLAG_RATIO * max(f_b / n_b, 1e-12) and f_a >= 3:
+        if p < alpha and f_a / n_a >= _MIN_FLAG_RATIO * max(f_b / n_b, 1e-12) and f_a >= 3:
             moved["sanity_flags"] = (f_a / n_a) / max(f_b / n_b, 1e-12) - 1
 
 
 def _baseline(s: ProviderSeries, edges: list[int]) -> tuple[int, int]:
-    """The best sustained segment: lowest short TTFT among segments with >= 3 days of data."""
-    best: tuple[float, tuple[int, int]] | None = None
+    """The best sustained segment: the lowest short TTFT among segments with >= 3 days of
+    data whose errors, accuracy and flags are no worse than any other such segment's.
+
+    Fast alone is not good: a provider shedding load answers fast with many errors, and
+    that stretch as the baseline hides every later error rise (and calls normal service a
+    slowdown). "Worse" is ``_counts`` against the other segment as the baseline, at
+    p < 0.01 / (candidates - 1) (Bonferroni: each candidate is tested against all the
+    others, and a good one excluded by chance would move the baseline into a degradation)
+    and a material effect. Where every candidate is worse than some other on a different
+    count, the lowest TTFT alone decides; without candidates, the longest segment."""
+    candidates: list[tuple[float, tuple[int, int]]] = []
     longest = (0, 0)
     for lo, hi in itertools.pairwise(edges):
         vals = s.short[lo:hi]
@@ -218,10 +231,25 @@ def _baseline(s: ProviderSeries, edges: list[int]) -> tuple[int, int]:
         if hi - lo > longest[1] - longest[0]:
             longest = (lo, hi)
         if vals.size >= MIN_BASELINE_HOURS:
-            level = float(np.median(vals))
-            if best is None or level < best[0]:
-                best = (level, (lo, hi))
-    return best[1] if best else longest
+            candidates.append((float(np.median(vals)), (lo, hi)))
+    if not candidates:
+        return longest
+    candidates.sort(key=lambda c: c[0])
+    alpha = _ALPHA / max(1, len(candidates) - 1)
+    for _, seg in candidates:
+        others = (other for _, other in candidates if other != seg)
+        if not any(_counts_worse(s, seg, other, alpha) for other in others):
+            return seg
+    return candidates[0][1]
+
+
+def _counts_worse(
+    s: ProviderSeries, seg: tuple[int, int], ref: tuple[int, int], alpha: float
+) -> bool:
+    """Did errors, accuracy or flags move for the worse in ``seg`` against ``ref``?"""
+    moved: dict[str, float] = {}
+    _counts(s, seg, ref, moved, {}, alpha)
+    return bool(moved)
 
 
 def _label(segments: list[Segment], s: ProviderSeries) -> list[Segment]:
