@@ -204,7 +204,9 @@ def test_an_outage_is_sized_by_its_failures_not_its_few_answers(
     13 answers of its phase (12 from the healthy hours before the failures, one after),
     printed as "short-context TTFT +10 % (95 % CI +9 % to +12 %)" beside a week-over-week
     TTFT line from the one answer. The verdict now says how many probes failed and that
-    the answers are too few to size a latency change."""
+    the answers are too few to size a latency change. (Since the phase is dated at the
+    failures' start, ``changepoints.edges``, its one answer leaves the analysis nothing to
+    size at all; the failures are still told.)"""
     _one_answer_this_week(warehouse)
     verdict = _verdict(_render(warehouse, tmp_path, WEEK, NOW), "alpha")
     assert "Major degradation" in verdict, verdict

@@ -86,8 +86,10 @@ def _failures(b: SeverityBasis) -> str:
 
 
 def describe(phase: dict[str, Any], b: SeverityBasis) -> str:
-    """The severity of a degraded or recovering phase in words; "" for a stable one."""
-    if phase["label"] == "stable" or phase["severity"] is None:
+    """The severity of a degraded or recovering phase in words; "" for a stable one. A
+    phase with too few answers is described by its failures, whether or not the analysis
+    sized it (an outage from its first hour leaves it nothing to size)."""
+    if phase["label"] == "stable":
         return ""
     name = _SEVERITY_OF[b.signal]
     if not b.sizeable:
@@ -96,6 +98,8 @@ def describe(phase: dict[str, Any], b: SeverityBasis) -> str:
             f"({fmt.count(b.answers, 'answer')}), a severity needs {MIN_SEVERITY_HOURS}"
         )
         return f"{_failures(b)}; {unsized}" if b.failed else unsized
+    if phase["severity"] is None:
+        return _failures(b) if b.failed else ""
     text = f"{name} {fmt.rel(phase['severity'])}"
     if phase["severity_lo"] is not None and phase["severity_hi"] is not None:
         text += f" (95 % CI {fmt.rel(phase['severity_lo'])} to {fmt.rel(phase['severity_hi'])})"
