@@ -42,12 +42,15 @@ def test_long_context_probes_stop_before_short_ones(tmp_path: Path) -> None:
     assert isinstance(guard.reserve(provider, short_probe), Reservation)
 
 
+def _capped_guard(day: list[date]) -> BudgetGuard:
+    """A guard capping cost at $0.002 a day, whose 'today' is ``day[0]`` (set by the test)."""
+    return BudgetGuard(BudgetConfig(total=BudgetLimits(daily_cost_usd=0.002)), today=lambda: day[0])
+
+
 def test_cost_cap_and_day_rollover(tmp_path: Path) -> None:
     provider = make_config(tmp_path).provider("alpha")
     day = [date(2026, 11, 20)]
-    guard = BudgetGuard(
-        BudgetConfig(total=BudgetLimits(daily_cost_usd=0.002)), today=lambda: day[0]
-    )
+    guard = _capped_guard(day)
     probe = _probe("short", 900)  # $0.0013 worst case
     got = guard.reserve(provider, probe)
     assert isinstance(got, Reservation)
@@ -60,9 +63,7 @@ def test_cost_cap_and_day_rollover(tmp_path: Path) -> None:
 def test_a_clock_stepped_back_over_midnight_returns_to_that_days_spend(tmp_path: Path) -> None:
     provider = make_config(tmp_path).provider("alpha")
     day = [date(2026, 11, 20)]
-    guard = BudgetGuard(
-        BudgetConfig(total=BudgetLimits(daily_cost_usd=0.002)), today=lambda: day[0]
-    )
+    guard = _capped_guard(day)
     probe = _probe("short", 900)  # $0.0013 worst case
     first = guard.reserve(provider, probe)
     assert isinstance(first, Reservation) and first.day == day[0]

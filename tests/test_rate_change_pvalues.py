@@ -4,6 +4,7 @@ real step."""
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -14,6 +15,7 @@ from pipeline.analysis.rows import ResultRows
 
 DAYS = 60
 PER_HOUR = 60
+START = datetime(2026, 3, 2, tzinfo=UTC)
 
 
 def _busy(rng: np.random.Generator, rate: np.ndarray, day_rho: float, day_sd: float) -> np.ndarray:
@@ -26,22 +28,23 @@ def _busy(rng: np.random.Generator, rate: np.ndarray, day_rho: float, day_sd: fl
     return rng.binomial(PER_HOUR, np.clip(rate * mult, 0, 0.5))
 
 
-def _rate_pvalues(busy: np.ndarray) -> list[tuple[int, float]]:
-    """(day, stored p-value) of each error-rate change point ``rate_change_rows`` finds."""
-    start = datetime(2026, 3, 2, tzinfo=UTC)
+def error_rows(busy: np.ndarray) -> list[dict[str, Any]]:
+    """The error-rate change-point rows ``rate_change_rows`` writes for hourly busy counts
+    (``PER_HOUR`` probes an hour from ``START``)."""
     n = np.full(busy.size, PER_HOUR)
     zeros = np.zeros(busy.size, dtype=np.int64)
     part = pl.DataFrame({
-        "hour": [start + timedelta(hours=h) for h in range(busy.size)], "n": n, "n_busy": busy,
+        "hour": [START + timedelta(hours=h) for h in range(busy.size)], "n": n, "n_busy": busy,
         "n_timeout": zeros, "n_scored": n - busy, "n_correct": n - busy, "n_flagged": zeros,
     })  # fmt: skip
     c = ResultRows({})
     rate_change_rows(c, ("p", "m", "short"), part)
-    return [
-        ((row["at"] - start).days, row["pvalue"])
-        for row in c.rows.get("change_points", [])
-        if row["metric"] == "error_rate"
-    ]
+    return [row for row in c.rows.get("change_points", []) if row["metric"] == "error_rate"]
+
+
+def _rate_pvalues(busy: np.ndarray) -> list[tuple[int, float]]:
+    """(day, stored p-value) of each error-rate change point ``rate_change_rows`` finds."""
+    return [((row["at"] - START).days, row["pvalue"]) for row in error_rows(busy)]
 
 
 def test_changeless_bursty_errors_rarely_store_a_small_pvalue() -> None:

@@ -2,31 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
-from typing import Any
-
 import numpy as np
-import polars as pl
 import pytest
 
-from pipeline.analysis.metric_rows import SPARSE_EVENTS_PER_DAY, rate_change_rows, search_scale
-from pipeline.analysis.rows import ResultRows
-from tests.test_rate_change_pvalues import DAYS, PER_HOUR, _busy
-
-START = datetime(2026, 3, 2, tzinfo=UTC)
-
-
-def _error_rows(busy: np.ndarray) -> list[dict[str, Any]]:
-    """The error-rate change-point rows ``rate_change_rows`` writes for hourly busy counts."""
-    n = np.full(busy.size, PER_HOUR)
-    zeros = np.zeros(busy.size, dtype=np.int64)
-    part = pl.DataFrame({
-        "hour": [START + timedelta(hours=h) for h in range(busy.size)], "n": n, "n_busy": busy,
-        "n_timeout": zeros, "n_scored": n - busy, "n_correct": n - busy, "n_flagged": zeros,
-    })  # fmt: skip
-    c = ResultRows({})
-    rate_change_rows(c, ("p", "m", "short"), part)
-    return [row for row in c.rows.get("change_points", []) if row["metric"] == "error_rate"]
+from pipeline.analysis.metric_rows import SPARSE_EVENTS_PER_DAY, search_scale
+from tests.test_rate_change_pvalues import DAYS, START, _busy
+from tests.test_rate_change_pvalues import error_rows as _error_rows
 
 
 def test_a_clean_step_in_bursty_errors_is_found_and_reported_on_the_rate_scale() -> None:
