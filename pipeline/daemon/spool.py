@@ -39,6 +39,7 @@ __all__ = [
     "pending_lines",
     "read_segment",
     "remove_segments",
+    "segment_bytes",
 ]
 
 log = logging.getLogger(__name__)
@@ -97,12 +98,7 @@ def read_segment(path: Path) -> list[str]:
 def numbered_lines(path: Path) -> list[tuple[int, str]]:
     """``read_segment`` with each line's 1-based number in the file, for messages that must
     lead an operator to it (blank lines are skipped but counted, as an editor counts)."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return []
-    except OSError as exc:  # EIO, a segment swapped for a folder: say which one
-        raise SpoolError(f"spool segment {path.name} cannot be read: {exc.strerror}") from exc
+    data = segment_bytes(path)
     if not data:
         return []
     lines = data.split(b"\n")
@@ -115,6 +111,17 @@ def numbered_lines(path: Path) -> list[tuple[int, str]]:
             len(tail),
         )
     return [(n, line.decode("utf-8", "replace")) for n, line in enumerate(lines, 1) if line]
+
+
+def segment_bytes(path: Path) -> bytes:
+    """A segment's bytes (none if it is gone); a ``SpoolError`` naming it when the kernel
+    refuses the read (EIO, a segment swapped for a folder)."""
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return b""
+    except OSError as exc:
+        raise SpoolError(f"spool segment {path.name} cannot be read: {exc.strerror}") from exc
 
 
 def pending_lines(directory: Path) -> int:

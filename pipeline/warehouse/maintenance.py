@@ -31,7 +31,7 @@ from datetime import timedelta
 
 import duckdb
 
-from pipeline.warehouse.errors import WarehouseError, one_line
+from pipeline.warehouse.errors import WarehouseError
 from pipeline.warehouse.transactions import rollback
 from pipeline.warehouse.transfer import table_keys
 from pipeline.warehouse.warehouse import Warehouse
@@ -64,7 +64,8 @@ def maintain(
     try:
         return _maintain(warehouse, holder=holder, lease=lease, keep=keep)
     except duckdb.Error as exc:  # a catalog or data file out of reach between the steps
-        raise WarehouseError(f"maintenance of {warehouse.where} failed: {one_line(exc)}") from exc
+        failed = f"maintenance of {warehouse.where} failed"
+        raise WarehouseError(f"{failed}: {warehouse.scrub(exc)}") from exc
 
 
 def _maintain(
@@ -126,7 +127,7 @@ def _take_lease(warehouse: Warehouse, holder: str, lease: timedelta) -> str | No
             con.execute("COMMIT")
         except duckdb.Error as exc:  # another site deleted the same row first
             rollback(con)
-            return f"taken at the same moment: {one_line(exc)}"
+            return f"taken at the same moment: {warehouse.scrub(exc)}"
     return None
 
 
@@ -157,7 +158,8 @@ def _call(warehouse: Warehouse, function: str, step: str) -> str:
         try:
             done = con.execute(f"SELECT count(*) FROM {function}").fetchall()[0][0]
         except duckdb.Error as exc:
-            raise WarehouseError(f"maintenance step {step!r} failed: {one_line(exc)}") from exc
+            failed = f"maintenance step {step!r} failed"
+            raise WarehouseError(f"{failed}: {warehouse.scrub(exc)}") from exc
     return f"{step}: {done} result rows"
 
 
@@ -188,6 +190,6 @@ def _deduplicate(warehouse: Warehouse, table: str, key: list[str]) -> int:
         except duckdb.Error as exc:
             rollback(con)
             raise WarehouseError(
-                f"removing duplicates from {table} failed: {one_line(exc)}"
+                f"removing duplicates from {table} failed: {warehouse.scrub(exc)}"
             ) from exc
     return int(deleted) - int(kept[0][0])

@@ -87,6 +87,10 @@ class Warehouse:
         """The file path or the lake's description, for messages."""
         return self._store.where
 
+    def scrub(self, exc: object) -> str:
+        """An engine's message on one line, a lake's secrets replaced (``Lake.scrub``)."""
+        return self.lake.scrub(exc) if self.lake is not None else one_line(exc)
+
     @property
     def location(self) -> Path | Lake:
         """What this warehouse was opened on: the lake, or the file."""
@@ -160,7 +164,7 @@ class Warehouse:
                 if not transient or time.monotonic() >= deadline:
                     if isinstance(exc, LakeUnreachable):
                         raise  # it names the lake already
-                    raise WarehouseError(f"{what} failed: {one_line(exc)}") from exc
+                    raise WarehouseError(f"{what} failed: {self.scrub(exc)}") from exc
             time.sleep(delay)
             delay = min(delay * 2, 0.25)
 
@@ -245,7 +249,7 @@ class Warehouse:
                 con.execute("COMMIT")
             except duckdb.Error as exc:
                 rollback(con)
-                raise WarehouseError(one_line(exc)) from exc
+                raise WarehouseError(self.scrub(exc)) from exc
 
     # -- reads -------------------------------------------------------------------------
     def query(self, sql: str, params: Sequence[Any] | None = None) -> pl.DataFrame:
@@ -264,7 +268,7 @@ class Warehouse:
                 relation = con.sql(statements[-1].query, params=params)
                 return relation.pl() if relation is not None else pl.DataFrame()
             except duckdb.Error as exc:
-                raise SqlError(one_line(exc)) from exc
+                raise SqlError(self.scrub(exc)) from exc
 
 
 def _applied_migrations(con: duckdb.DuckDBPyConnection) -> set[int]:

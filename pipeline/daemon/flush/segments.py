@@ -31,7 +31,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from pipeline.daemon.spool import SpoolError, numbered_lines, remove_segments
+from pipeline.daemon.spool import SpoolError, numbered_lines, remove_segments, segment_bytes
 from pipeline.warehouse import Warehouse, WarehouseBusy, WarehouseError, insert_new_sql
 from probes.result import ProbeResult, clamp_row
 
@@ -287,10 +287,7 @@ class SegmentWriter:
         quarantine table, not in a file beside the spool. A segment the kernel refuses to
         read or cut is a ``SpoolError`` naming it; the flush fails and the spool keeps it.
         """
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            raise SpoolError(f"spool segment {path.name} cannot be read: {exc.strerror}") from exc
+        data = segment_bytes(path)
         end = data.rfind(b"\n") + 1
         if end < len(data):
             tail = data[end:].decode("utf-8", "replace")
