@@ -62,3 +62,18 @@ def test_with_a_drift_baseline_both_tests_share_one_bonferroni_p() -> None:
     assert sign.pvalue == pytest.approx(min(1.0, 2 * min(0.2, shift.p_value)))
     assert "G-test p=" in sign.detail and "Bonferroni" in sign.test
     assert not sign.worse
+
+
+def test_a_detectable_but_small_move_is_named_as_such_not_as_a_change() -> None:
+    """Thousands of answers make a TV of 0.08 significant; it stays under the size worth
+    reporting, and the sentence says both, so "as before" beside p=1e-05 is not a riddle."""
+    before = ["7"] * 6000 + ["3"] * 4000
+    after = ["7"] * 520 + ["3"] * 480  # TV 0.08
+    shift = answer_shift(before, after)
+    assert shift.p_value < 1e-4 and shift.tv == pytest.approx(0.08)
+    (sign,) = with_fixed_prompt([], {("p", "m"): shift}, END)
+    assert not sign.worse
+    assert "detectable, but under the TV 0.10 reported as a change" in sign.detail
+    large = answer_shift(before, ["7"] * 300 + ["3"] * 700)
+    (moved,) = with_fixed_prompt([], {("p", "m"): large}, END)
+    assert moved.worse and "detectable, but" not in moved.detail

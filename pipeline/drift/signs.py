@@ -26,6 +26,7 @@ __all__ = ["SIGN", "drift_signs", "load_baselines", "sign_of", "with_fixed_promp
 SIGN = "fixed_answers_changed"
 _LT_ALPHA = 0.01
 MIN_ANSWER_TV = 0.1  # a smaller move of the fixed_prompt answers is not worth reporting
+_SMALL_P = 0.05  # below it, a move under MIN_ANSWER_TV is named as detectable but small
 
 
 def load_baselines(folder: Path) -> list[Baseline]:
@@ -81,7 +82,10 @@ def sign_of(baseline: Baseline, *, seed: int = 0) -> SignResult | None:
     if lt:
         detail += f"; first-token logprobs p={lt[0].p_value:.2g}"
     if not moved:
-        detail = f"answers to fixed questions as before: mean TV {distance:.2f}"
+        detail = (
+            f"answers to fixed questions as before: mean TV to the reference {distance:.2f}, "
+            f"expected {null.mean:.2f}"
+        )
     start = datetime.combine(date.fromisoformat(latest.day), time(), tzinfo=UTC)
     accepted = datetime.fromisoformat(baseline.accepted_at)
     test = "border-input TV vs seeded null" + (", logprob permutation; Bonferroni" if lt else "")
@@ -134,7 +138,12 @@ def with_fixed_prompt(
 
 
 def _answers_text(shift: AnswerShift) -> str:
-    return (
+    """The G-test in words; a move the test detects but too small to report is called that,
+    so a tiny p beside "as before" does not read as a contradiction."""
+    text = (
         f"answers to the fixed_prompt question: TV {shift.tv:.2f} between the baseline "
         f"({shift.n_baseline}) and the last 3 days ({shift.n_recent}), G-test p={shift.p_value:.2g}"
     )
+    if shift.tv < MIN_ANSWER_TV and shift.p_value < _SMALL_P:
+        text += f" (detectable, but under the TV {MIN_ANSWER_TV:.2f} reported as a change)"
+    return text
