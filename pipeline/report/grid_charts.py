@@ -16,7 +16,8 @@ from statsmodels.stats.proportion import proportion_confint
 
 from pipeline.report.charts import marker
 from pipeline.report.context import Chart
-from pipeline.report.svg import PALETTE, figure_svg, new_figure, plain, style
+from pipeline.report.svg import MUTED, PALETTE, figure_svg, new_figure, plain, style
+from pipeline.report.thin_accuracy import MIN_SCORED, ThinAccuracy, thin_accuracy
 from pipeline.report.timeline import MARKS_NOTE, Timeline, dates
 
 __all__ = [
@@ -69,16 +70,6 @@ _DAYS = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
 
 
 PERCENT = FuncFormatter(lambda x, _pos: f"{x:.3g} %")
-
-MIN_SCORED = 30
-"""Scored answers an accuracy needs before the report shows it as a rate with an interval.
-
-Below 30 even a perfect score's 95 % Wilson interval is over 11 points wide (30 of 30:
-88.6-100 %), and at the 90-97 % that probes usually score it spans 16-23 points (19 of
-20: 76-99 %): wider than the drop between a healthy and a degraded model. A percentage
-to one decimal would read as a measurement ("100 %" from one answer), so the table shows
-the count and says it is too few to judge, and the chart leaves such days out (also of
-its shared axis, which one answer at 0 % would stretch down to zero for everyone)."""
 
 
 def error_style(error_class: str) -> tuple[str, str]:
@@ -215,13 +206,16 @@ def accuracy_chart(
             return None
         svg = figure_svg(fig, "accuracy", label="Accuracy and sanity flags over time")
         svg = timeline.stamp(svg, fig.axes[0])
+    thin = thin_accuracy(accuracy, providers, timeline.week).values()
     return Chart(
         "accuracy",
         "Accuracy and sanity flags",
         "Left: share of scored answers that were exactly right each day, on one axis for "
         "every provider (its range is in the title); the band is the 95 % Wilson "
         f"interval. Days with fewer than {MIN_SCORED} scored answers are left out: too "
-        "few to judge. Right: share of responses with a "
+        "few to judge. "
+        + "".join(f"{t.sentence} " for t in thin)
+        + "Right: share of responses with a "
         "sanity flag (empty, truncated, wrong script, repetition, refusal), also on one "
         "scale. " + MARKS_NOTE,
         svg,
@@ -236,12 +230,15 @@ def accuracy_figure(
     if scored.filter(pl.col("n_scored") > 0).height == 0 or not providers:
         return None
     floor = _accuracy_floor(scored)
+    thin = thin_accuracy(accuracy, providers, timeline.week)
     fig, axes = _rows(providers, 1.0, cols=2, sharey="col")
     for i, provider in enumerate(providers):
         part = scored.filter(pl.col("provider") == provider).sort("day")
         left, right = axes[i, 0], axes[i, 1]
         colour = PALETTE[i % len(PALETTE)]
-        if part.height:
+        if provider in thin:
+            _too_few(left, thin[provider])
+        elif part.height:
             _accuracy_line(left, part, colour)
             flags = part["n_flagged"].to_numpy() / part["n"].to_numpy() * 100
             dot = marker(part.height)
@@ -256,6 +253,15 @@ def accuracy_figure(
     axes[0, 0].set_title(f"accuracy (95 % Wilson band), axis {floor:.0f}–100 %")
     axes[0, 1].set_title("sanity-flag rate")
     return fig
+
+
+def _too_few(ax: Axes, thin: ThinAccuracy) -> None:
+    """Words instead of an empty axis; the y-ticks of this panel alone are hidden (the
+    column shares one y-axis, so its ticks cannot be removed for one panel)."""
+    ax.tick_params(axis="y", left=False, labelleft=False)
+    ax.grid(False)
+    ax.text(0.5, 0.5, thin.panel, transform=ax.transAxes, ha="center", va="center",
+            fontsize=7.5, color=MUTED, linespacing=1.5)  # fmt: skip
 
 
 def _accuracy_line(ax: Axes, part: pl.DataFrame, colour: str) -> None:
