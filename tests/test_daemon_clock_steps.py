@@ -59,16 +59,20 @@ def _config(tmp_path: Path, sim: SimulatorHandle, **probe: Any) -> Config:
 
 
 class TimedRunner:
-    """The real ``run_probe``, noting on the monotonic clock when each call began."""
+    """The real ``run_probe``, noting on the monotonic clock when each call began, and
+    the run ids in the order the results were made."""
 
     def __init__(self) -> None:
         self.began: list[float] = []
+        self.run_ids: list[str] = []
 
     async def __call__(
         self, provider: ProviderConfig, probe: ProbeConfig, **kwargs: Any
     ) -> ProbeResult:
         self.began.append(time.monotonic())
-        return await run_probe(provider, probe, **kwargs)
+        result = await run_probe(provider, probe, **kwargs)
+        self.run_ids.append(result.run_id)
+        return result
 
 
 def _rows(config: Config) -> list[dict[str, Any]]:
@@ -108,6 +112,8 @@ def test_a_backward_step_neither_stalls_nor_doubles_the_schedule(
     rows = _rows(config)
     assert len(rows) == stats.scheduled == stats.rows
     assert len({r["run_id"] for r in rows}) == len(rows)  # none dropped as a duplicate id
+    # Ids made after the step still sort after those made before it (paging by id).
+    assert runner.run_ids == sorted(runner.run_ids), runner.run_ids
     late = {r["skip_reason"] for r in rows if r["run_status"] != "done"}
     assert late <= {"overrun", "misfire", "shutdown"}, late  # a loaded machine's verdicts
     # Never fired twice for one step: successive probes keep (about) their 1 s spacing.

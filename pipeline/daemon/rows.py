@@ -1,11 +1,17 @@
-"""Rows for scheduled runs that produced no measurement (skipped or aborted)."""
+"""Rows for scheduled runs that produced no measurement (skipped or aborted).
+
+A row is stamped with the run's planned time but takes a fresh id: ids follow the order
+rows are made in (``probes.ids``), and misfire rows are made after the runs they stand
+for were due (after a suspend, hours later), so an id of their own time would sort them
+before rows already stored.
+"""
 
 from __future__ import annotations
 
 from datetime import datetime
 
 from pipeline.daemon.schedule import JobSpec
-from probes.ids import run_id_at
+from probes.ids import new_run_id
 from probes.result import ProbeResult, planned_row
 
 __all__ = ["bare_row"]
@@ -16,7 +22,7 @@ def bare_row(spec: JobSpec, when: datetime, status: str, reason: str, *, site: s
     row = planned_row(
         spec.provider,
         spec.probe,
-        run_id=run_id_at(int(when.timestamp() * 1000)),
+        run_id=new_run_id(),
         started_at=when,
         probe_site=site,
     )
