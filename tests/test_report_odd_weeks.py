@@ -233,12 +233,14 @@ def test_a_rate_change_resting_on_a_partial_day_is_provisional(
     """The data end at noon of the day the busy errors began: a daily rate of 12 hours,
     counted as a whole day, is what the change point rests on. It is dated on that day
     (not at the search's limit four days earlier: ``changepoints.edges``) and marked
-    provisional, with the hours."""
+    provisional, with the hours; those 12 hours were probed and failed, which is said
+    too (``last_day``: they are the outage, not missing data)."""
     _rise_on_the_last_day(warehouse, NOW)
     verdict = _verdict(_render(warehouse, tmp_path, WEEK, NOW), "alpha")
     assert re.search(
         r"busy-error rate went from [^(]+ on 2026-11-20 \(change point, provisional: last day "
-        r"2026-11-20 partial, 12 of 24 hours\)",
+        r"2026-11-20 partial: data end at 12:00 UTC, 12 of 24 hours; probes ran and failed "
+        r"in all 12 probed hours\)",
         verdict,
     ), verdict
 

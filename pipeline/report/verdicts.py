@@ -20,7 +20,7 @@ from pipeline.report import fmt
 from pipeline.report.confidence import Evidence, grade
 from pipeline.report.context import Recommendation, SignView, Verdict
 from pipeline.report.data import ReportData
-from pipeline.report.last_day import partial_last_day, provisional_note
+from pipeline.report.last_day import last_day, provisional_note
 from pipeline.report.severity import SeverityBasis, describe, severity_basis
 
 __all__ = ["STAGES", "current_phase", "episode_start", "recommendations", "verdicts"]
@@ -212,11 +212,11 @@ def _analysis_changes(data: ReportData, provider: str) -> list[str]:
         )
         biggest = mine.sort(pl.col("effect").abs(), descending=True).head(3)
         run = data.analysis_run or {}
-        partial = partial_last_day(_hours(data, provider), run.get("until"))
+        last = last_day(_hours(data, provider), run.get("until"))
         for row in biggest.sort("at").iter_rows(named=True):
             metric = _METRICS.get(row["metric"], row["metric"])
             where = f"{row['context_class']}-context " if row["context_class"] else ""
-            note = provisional_note(row, points, partial)
+            note = provisional_note(row, points, last)
             notes.append(
                 f"{where.capitalize()}{metric} {_shift(row)} on {fmt.day(row['at'])} "
                 f"(change point{note})"
