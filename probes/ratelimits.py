@@ -1,10 +1,19 @@
 """Response headers → the typed ``rl_*`` columns, ``retry_after_s``, ``request_id``, and a
 scrubbed copy of every other header.
 
-Two dialects: OpenAI-style ``x-ratelimit-{limit,remaining,reset}-{requests,tokens}`` (reset
-is a relative Go duration like ``6m0s``; ``_usage_based`` variants exist) and
-``anthropic-ratelimit-{requests,tokens,input-tokens}-{limit,remaining,reset}`` (reset is an
-absolute RFC 3339 time). Negative values (Azure sends -1) mean unknown.
+Dialects: OpenAI-style ``x-ratelimit-{limit,remaining,reset}-{requests,tokens}`` (reset
+is a relative Go duration like ``6m0s``; ``_usage_based`` variants exist);
+``anthropic-ratelimit-{requests,tokens,input-tokens,output-tokens}-{limit,remaining,reset}``
+(reset is an absolute RFC 3339 time); and Anthropic's subscription family
+``anthropic-ratelimit-unified-*`` (status, representative claim, 5-hour and 7-day
+utilization as a fraction, resets as Unix epoch seconds).
+
+Values that mean "not reported" are stored as NULL, never as a figure: a negative number,
+and Azure OpenAI's markers (providers.md §2; openai-dotnet issue 838 shows
+``limit-tokens: -1, remaining-tokens: -1, reset-tokens: 0``). A limit of 0 cannot have
+admitted any request, so it is such a marker too; and in a family whose limit header is
+sent but is no positive number, a 0 in its remaining or reset header is the same marker,
+not an exhausted limit or a reset due now.
 """
 
 from __future__ import annotations
@@ -19,7 +28,7 @@ from probes.secrets import KEY_SHAPED
 
 __all__ = ["RateLimits", "parse_duration_s", "rate_limits", "request_id", "safe_headers"]
 
-RateLimits = dict[str, float | int | None]
+RateLimits = dict[str, float | int | str | None]
 
 _GO_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|us|µs|ns|h|m|s)")
 _GO_UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
@@ -105,15 +114,73 @@ def rate_limits(headers: Mapping[str, str], now: datetime | None = None) -> Rate
         o = f"x-ratelimit-{{}}-{kind}"
         a = f"anthropic-ratelimit-{kind}-{{}}"
         ai = "anthropic-ratelimit-input-tokens-{}" if kind == "tokens" else a
-        for field in ("limit", "remaining"):
-            raw = pick(o.format(field), o.format(field) + "_usage_based", a.format(field),
-                       ai.format(field))  # fmt: skip
-            out[f"rl_{kind}_{field}"] = _int(raw)
-        raw = pick(o.format("reset"), o.format("reset") + "_usage_based", a.format("reset"),
-                   ai.format("reset"))  # fmt: skip
-        out[f"rl_{kind}_reset_s"] = _reset_s(raw, now)
+        names = {
+            field: (o.format(field), o.format(field) + "_usage_based", a.format(field),
+                    ai.format(field))
+            for field in ("limit", "remaining", "reset")
+        }  # fmt: skip
+        out.update(_family(f"rl_{kind}", {f: pick(*n) for f, n in names.items()}, now))
+    output = "anthropic-ratelimit-output-tokens-{}"
+    raw = {field: headers.get(output.format(field)) for field in ("limit", "remaining", "reset")}
+    out.update(_family("rl_output_tokens", raw, now))
+    out.update(_unified(headers, now))
     out["retry_after_s"] = _retry_after(headers, now)
     return out
+
+
+def _family(prefix: str, raw: Mapping[str, str | None], now: datetime) -> RateLimits:
+    """``<prefix>_limit``, ``_remaining`` and ``_reset_s`` of one limit, with the "not
+    reported" markers (see the module docstring) as None."""
+    limit, remaining = _int(raw["limit"]), _int(raw["remaining"])
+    reset = _reset_s(raw["reset"], now)
+    if raw["limit"] is not None and not limit:  # -1, 0 or unreadable: not reported
+        limit = None
+        remaining = remaining or None
+        reset = reset or None
+    return {f"{prefix}_limit": limit, f"{prefix}_remaining": remaining, f"{prefix}_reset_s": reset}
+
+
+_UNIFIED = "anthropic-ratelimit-unified-"
+_WORD = re.compile(r"[A-Za-z0-9_.-]{1,40}")  # a status or claim name; anything else is dropped
+
+
+def _unified(headers: Mapping[str, str], now: datetime) -> RateLimits:
+    """Anthropic's subscription (OAuth) family: status, the window it speaks for, and the
+    5-hour and 7-day windows' utilization (fraction used) and reset."""
+    out: RateLimits = {}
+    for column, name in (("status", "status"), ("claim", "representative-claim")):
+        value = headers.get(_UNIFIED + name, "").strip()
+        out[f"rl_unified_{column}"] = value if _WORD.fullmatch(value) else None
+    out["rl_unified_reset_s"] = _epoch_reset_s(headers.get(_UNIFIED + "reset"), now)
+    for window in ("5h", "7d"):
+        used = _fraction(headers.get(f"{_UNIFIED}{window}-utilization"))
+        out[f"rl_unified_{window}_utilization"] = used
+        reset = _epoch_reset_s(headers.get(f"{_UNIFIED}{window}-reset"), now)
+        out[f"rl_unified_{window}_reset_s"] = reset
+    return out
+
+
+def _fraction(value: str | None) -> float | None:
+    """A utilization such as ``0.42``; None unless a finite number of 0 or more."""
+    if value is None:
+        return None
+    try:
+        number = float(value.strip())
+    except ValueError:
+        return None
+    return number if math.isfinite(number) and number >= 0 else None
+
+
+def _epoch_reset_s(value: str | None, now: datetime) -> float | None:
+    """Seconds from ``now`` to a Unix-epoch reset (0 when already past)."""
+    seconds = _fraction(value)
+    if seconds is None:
+        return None
+    try:
+        when = datetime.fromtimestamp(seconds, UTC)
+    except (OverflowError, OSError, ValueError):  # beyond any date
+        return None
+    return max((when - now).total_seconds(), 0.0)
 
 
 def request_id(headers: Mapping[str, str]) -> str | None:

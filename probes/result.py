@@ -1,4 +1,5 @@
-"""The one row a probe produces: ``ProbeResult`` mirrors ``sql/schema/001_probe_results.sql``.
+"""The one row a probe produces: ``ProbeResult`` mirrors the ``probe_results`` table
+(``sql/schema/001_probe_results.sql`` and the migrations that add columns to it).
 
 Every probe attempt, successful or not, and every scheduled run that could not start,
 becomes exactly one ``ProbeResult``. The warehouse stores ``as_row()`` verbatim.
@@ -51,7 +52,7 @@ def safe_endpoint(base_url: str) -> str:
 
 @dataclass(slots=True)
 class ProbeResult:
-    """One probe attempt; field meanings are documented in the schema file."""
+    """One probe attempt; field meanings are documented in the schema files (001, 012)."""
 
     run_id: str
     started_at: datetime
@@ -66,6 +67,7 @@ class ProbeResult:
     vendor: str | None = None
     reported_model: str | None = None
     system_fingerprint: str | None = None  # serving-stack id (OpenAI-style), when sent
+    upstream_provider: str | None = None  # the upstream a router says served it (OpenRouter)
     endpoint: str | None = None
     wire_format: str | None = None
     plan: str | None = None
@@ -91,6 +93,7 @@ class ProbeResult:
     input_tokens: int | None = None
     output_tokens: int | None = None
     cached_tokens: int | None = None
+    cache_write_tokens: int | None = None  # of input_tokens, written to a prompt cache
     reasoning_tokens: int | None = None
     cost_usd: float | None = None
     http_status: int | None = None
@@ -105,6 +108,16 @@ class ProbeResult:
     rl_tokens_limit: int | None = None
     rl_tokens_remaining: int | None = None
     rl_tokens_reset_s: float | None = None
+    rl_output_tokens_limit: int | None = None
+    rl_output_tokens_remaining: int | None = None
+    rl_output_tokens_reset_s: float | None = None
+    rl_unified_status: str | None = None
+    rl_unified_claim: str | None = None
+    rl_unified_reset_s: float | None = None
+    rl_unified_5h_utilization: float | None = None
+    rl_unified_5h_reset_s: float | None = None
+    rl_unified_7d_utilization: float | None = None
+    rl_unified_7d_reset_s: float | None = None
     retry_after_s: float | None = None
     response_headers: dict[str, str] | None = None
     expected_answer: str | None = None

@@ -38,7 +38,9 @@ _SIZING_ROUNDS = 3  # tokenize, rebuild; the second round is almost always withi
 _SIZING_TOLERANCE = 0.02
 FILTER_REASONS = frozenset({"content_filter", "refusal", "sensitive"})
 COMPLETED = frozenset({"ok", "truncated", "context_full", "empty", "content_filter"})
-_ROW_COUNTS = frozenset({"input_tokens", "output_tokens", "cached_tokens", "reasoning_tokens"})
+_ROW_COUNTS = frozenset(
+    {"input_tokens", "output_tokens", "cached_tokens", "cache_write_tokens", "reasoning_tokens"}
+)
 # Key-shaped text, plus "key=..." as servers echo request parameters in error messages.
 _SECRETISH = re.compile(rf"{KEY_SHAPED.pattern}|key[=:]\s*\S+", re.I)
 _WAIT_HEADERS = ("retry-after", "retry-after-ms")  # as sent, for a bare error reply
@@ -321,8 +323,8 @@ def _fill(
         paced = max(paced - usage.reasoning_tokens, 0)
     for name, value in state.timeline.summary(paced).items():
         setattr(result, name, value)
-    for name, value in rate_limits(ex.headers).items():
-        setattr(result, name, value)
+    for name, figure in rate_limits(ex.headers).items():
+        setattr(result, name, figure)
     result.http_status = ex.status
     result.connection_reused = ex.connection_reused
     # A server may echo the key in any header; the exact value is masked wherever it is.
@@ -333,16 +335,19 @@ def _fill(
     result.request_id = secrets.scrub_optional(request_id(ex.headers))
     result.reported_model = secrets.scrub_optional(state.reported_model)
     result.system_fingerprint = secrets.scrub_optional(state.system_fingerprint)
+    result.upstream_provider = secrets.scrub_optional(state.upstream_provider)
     result.finish_reason = secrets.scrub_optional(state.finish_reason)
     result.input_tokens = usage.input_tokens
     result.output_tokens = usage.output_tokens
     result.cached_tokens = usage.cached_tokens
+    result.cache_write_tokens = usage.cache_write_tokens
     result.reasoning_tokens = usage.reasoning_tokens
     result.cost_usd = cost_usd(
         provider,
         input_tokens=usage.input_tokens,
         output_tokens=usage.output_tokens,
         cached_tokens=usage.cached_tokens,
+        cache_write_tokens=usage.cache_write_tokens,
         reported_cost=usage.reported_cost,
     )
     result.response_text = answer if (answer or ex.status == 200) else None

@@ -74,6 +74,10 @@ REFUSED: dict[str, tuple[str, list[str]]] = {
         ["price_input_per_mtok", "0 or more"],
     ),
     "cached price nan": (provider("price_cached_per_mtok = nan"), ["price_cached_per_mtok"]),
+    "cache write price negative": (
+        provider("price_cache_write_per_mtok = -3.75"),
+        ["price_cache_write_per_mtok", "0 or more"],
+    ),
     "daily cost nan": (
         edit("daily_cost_usd = 3.0", "daily_cost_usd = nan"),
         ["budget.daily_cost_usd", "nan"],

@@ -87,7 +87,16 @@ PROVIDER = {
     "max_context": Key(_INT, "a positive token count", default=128_000),
     "price_input_per_mtok": Key(_NUM, "a price in USD per million tokens", default=0.0),
     "price_output_per_mtok": Key(_NUM, "a price in USD per million tokens", default=0.0),
-    "price_cached_per_mtok": Key(_NUM, "a price in USD per million tokens", default=0.0),
+    "price_cached_per_mtok": Key(
+        _NUM,
+        "a price in USD per million tokens",
+        help="cache-read input; unset: the input price",
+    ),
+    "price_cache_write_per_mtok": Key(
+        _NUM,
+        "a price in USD per million tokens",
+        help="input written to a prompt cache; unset: 1.25 x the input price",
+    ),
     "max_concurrency": Key(_INT, "a positive integer", default=2),
     "serialize_long_context": Key(_BOOL, "true or false", default=True),
     "chars_per_token": Key(_NUM, "a positive number", default=4.0),

@@ -15,6 +15,7 @@ if TYPE_CHECKING:  # the type only: loading a config does not need the warehouse
     from pipeline.warehouse.lake import Lake
 
 __all__ = [
+    "CACHE_WRITE_MULTIPLIER",
     "AlertsConfig",
     "BudgetConfig",
     "BudgetLimits",
@@ -26,6 +27,9 @@ __all__ = [
     "WarehouseConfig",
     "Webhook",
 ]
+
+
+CACHE_WRITE_MULTIPLIER = 1.25  # default cache-write price, x the input price
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +47,8 @@ class ProviderConfig:
     max_context: int = 128_000
     price_input_per_mtok: float = 0.0
     price_output_per_mtok: float = 0.0
-    price_cached_per_mtok: float = 0.0
+    price_cached_per_mtok: float | None = None  # None: the input price (see cached_price)
+    price_cache_write_per_mtok: float | None = None  # None: see cache_write_price
     max_concurrency: int = 2
     serialize_long_context: bool = True
     chars_per_token: float = 4.0  # initial estimate for sizing prompts
@@ -53,6 +58,24 @@ class ProviderConfig:
     def api_key(self) -> str | None:
         """The key from the environment at call time (None when the provider needs none)."""
         return os.environ.get(self.api_key_env) if self.api_key_env else None
+
+    def cached_price(self) -> float:
+        """USD per million cache-read input tokens. Unset, the input price: the discount
+        differs by vendor and model (80 % at DashScope, about 90 % at Anthropic, MiniMax,
+        Kimi; providers.md §4-§9), so none is assumed, and costing cached input as free
+        (the former default, 0) understated spend against the budget caps."""
+        if self.price_cached_per_mtok is None:
+            return self.price_input_per_mtok
+        return self.price_cached_per_mtok
+
+    def cache_write_price(self) -> float:
+        """USD per million tokens written to a prompt cache. Unset, 1.25 x the input price:
+        Anthropic's 5-minute write rate, also DashScope's explicit cache and MiniMax's
+        (providers.md §4, §6, §9); set it for Anthropic's 1-hour cache (2 x). Only providers
+        that bill writes report them, so the rate never applies elsewhere."""
+        if self.price_cache_write_per_mtok is None:
+            return CACHE_WRITE_MULTIPLIER * self.price_input_per_mtok
+        return self.price_cache_write_per_mtok
 
 
 @dataclass(frozen=True, slots=True)

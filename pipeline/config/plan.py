@@ -64,7 +64,7 @@ def run_cost_usd(
     uncached = max(input_tokens - cached_tokens, 0.0)
     return (
         uncached * provider.price_input_per_mtok
-        + cached_tokens * provider.price_cached_per_mtok
+        + cached_tokens * provider.cached_price()
         + output_tokens * provider.price_output_per_mtok
     ) / 1e6
 

@@ -29,6 +29,14 @@ _HEADER_VALUE = re.compile(r"[\t\x20-\x7e]*")
 _SECRET_QUERY = re.compile(r"[?&][^=&#]*(key|token|secret|password|sig)[^=&#]*=", re.I)
 
 
+_PRICES = (
+    "price_input_per_mtok",
+    "price_output_per_mtok",
+    "price_cached_per_mtok",
+    "price_cache_write_per_mtok",
+)
+
+
 def build_providers(value: list[Any], c: Checker) -> tuple[ProviderConfig, ...]:
     out = []
     for p, t, name in named_tables(value, "providers", "provider", c):
@@ -51,8 +59,8 @@ def build_providers(value: list[Any], c: Checker) -> tuple[ProviderConfig, ...]:
         for key in ("max_context", "max_concurrency"):
             if t[key] <= 0:
                 raise c.fail(f"{p}.{key}", f"expected a positive integer, got {t[key]}")
-        for key in ("price_input_per_mtok", "price_output_per_mtok", "price_cached_per_mtok"):
-            if t[key] < 0:
+        for key in _PRICES:
+            if t[key] is not None and t[key] < 0:
                 raise c.fail(f"{p}.{key}", f"expected a price of 0 or more, got {t[key]}")
         if t["chars_per_token"] <= 0:
             raise c.fail(f"{p}.chars_per_token", "expected a positive number")
@@ -70,6 +78,7 @@ def build_providers(value: list[Any], c: Checker) -> tuple[ProviderConfig, ...]:
                 price_input_per_mtok=t["price_input_per_mtok"],
                 price_output_per_mtok=t["price_output_per_mtok"],
                 price_cached_per_mtok=t["price_cached_per_mtok"],
+                price_cache_write_per_mtok=t["price_cache_write_per_mtok"],
                 max_concurrency=t["max_concurrency"],
                 serialize_long_context=t["serialize_long_context"],
                 chars_per_token=t["chars_per_token"],

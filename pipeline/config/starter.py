@@ -23,7 +23,9 @@ spool_dir = "nerfwatch-data/spool"         # results wait here (fsync'd) until D
 # Providers. One [[providers]] table per endpoint + model you want to watch.
 #   format      "openai" (Chat Completions) or "anthropic" (Messages)
 #   preset      wire quirks of that provider (defaults to the format)
-#   prices      USD per million tokens: input, output, cached input
+#   prices      USD per million tokens: input, output, cached input (cache reads; unset:
+#               the input price) and price_cache_write_per_mtok (prompt-cache writes;
+#               unset: 1.25 x the input price, Anthropic's 5-minute rate)
 #   max_context the model's context window in tokens (probes above it are refused)
 # ---------------------------------------------------------------------------------------
 

@@ -59,6 +59,7 @@ def _provider(p: ProviderConfig) -> dict[str, Value | None]:
         "price_input_per_mtok": p.price_input_per_mtok,
         "price_output_per_mtok": p.price_output_per_mtok,
         "price_cached_per_mtok": p.price_cached_per_mtok,
+        "price_cache_write_per_mtok": p.price_cache_write_per_mtok,
     }
 
 

@@ -69,6 +69,7 @@ def result_usage(provider: ProviderConfig, result: ProbeResult) -> Spend:
             input_tokens=result.input_tokens,
             output_tokens=result.output_tokens,
             cached_tokens=result.cached_tokens,
+            cache_write_tokens=result.cache_write_tokens,
         )
     return Spend(tokens, result.cost_usd or 0.0)
 

@@ -73,7 +73,7 @@ def read_usage(usage: Any, state: StreamState) -> None:
         input_tokens=total,
         output_tokens=_int(usage.get("output_tokens")),
         cached_tokens=read,
-        cache_creation_tokens=written,
+        cache_write_tokens=written,
     )
 
 

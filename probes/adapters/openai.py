@@ -5,7 +5,8 @@ Reads, for every preset: reasoning from ``reasoning_content``, ``reasoning`` or
 so); usage from a final empty-``choices`` chunk, from ``choices[0].usage`` (Moonshot) or from
 every chunk (MiniMax, some GLM resellers), merged as cumulative; errors from ``data: {"error"}``
 events, Gemini's list-wrapped bodies and MiniMax ``base_resp`` codes even inside a 200.
-Also kept: ``system_fingerprint`` and, when asked for, the first token's top logprobs.
+Also kept: ``system_fingerprint``, the upstream a router names in ``provider`` (OpenRouter)
+and, when asked for, the first token's top logprobs.
 """
 
 from __future__ import annotations
@@ -84,9 +85,10 @@ def read_usage(usage: Any, state: StreamState, *, excludes_cache: bool) -> None:
     cached = _int(prompt_details.get("cached_tokens"))
     for alt in ("prompt_cache_hit_tokens", "cached_tokens", "cache_read_input_tokens"):
         cached = cached if cached is not None else _int(usage.get(alt))
+    written = _int(prompt_details.get("cache_write_tokens"))
     prompt = _int(usage.get("prompt_tokens"))
-    if prompt is not None and excludes_cache and cached:
-        prompt += cached
+    if prompt is not None and excludes_cache:  # as Anthropic's: add reads and writes back
+        prompt += (cached or 0) + (written or 0)
     cost = _cost(usage.get("cost"))
     if cost is not None:
         state.usage.reported_cost = cost
@@ -95,7 +97,7 @@ def read_usage(usage: Any, state: StreamState, *, excludes_cache: bool) -> None:
         output_tokens=_int(usage.get("completion_tokens")),
         cached_tokens=cached,
         reasoning_tokens=_int(output_details.get("reasoning_tokens")),
-        cache_creation_tokens=_int(prompt_details.get("cache_write_tokens")),
+        cache_write_tokens=written,
     )
 
 
@@ -123,6 +125,7 @@ def _apply(obj: Any, state: StreamState, at: int | None, *, message_key: str) ->
         state.fail(error)
     state.model(obj.get("model"))
     state.fingerprint(obj.get("system_fingerprint"))
+    state.upstream(obj.get("provider"))  # OpenRouter: the upstream that served it (§11)
     excludes = state.usage_excludes_cache
     read_usage(obj.get("usage"), state, excludes_cache=excludes)
     choices = obj.get("choices")

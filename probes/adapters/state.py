@@ -1,8 +1,9 @@
 """What an adapter learns from one response, whatever the wire format.
 
-``StreamState`` gathers answer and reasoning text, usage, finish reason, the reported model
-and any error the provider signalled; ``Timeline`` marks when each content-bearing chunk
-arrived. The wire adapters only translate events into calls on this object.
+``StreamState`` gathers answer and reasoning text, usage, finish reason, the reported model,
+the upstream a router says served it and any error the provider signalled; ``Timeline``
+marks when each content-bearing chunk arrived. The wire adapters only translate events
+into calls on this object.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ class Usage:
     output_tokens: int | None = None
     cached_tokens: int | None = None
     reasoning_tokens: int | None = None
-    cache_creation_tokens: int | None = None
+    cache_write_tokens: int | None = None  # prompt tokens written to a cache (billed higher)
     reported_cost: float | None = None  # OpenRouter's own figure, when present
     out_of_range: set[str] = field(default_factory=set)
 
@@ -122,6 +123,7 @@ class StreamState:
     comments: int = 0  # keep-alive comments and pings
     server_first_token_ns: int | None = None  # simulator's own first-token timestamp
     system_fingerprint: str | None = None  # OpenAI-style serving-stack identifier
+    upstream_provider: str | None = None  # who served it behind a router (OpenRouter)
     # The first output token's top alternatives, (token, logprob), when logprobs were asked
     first_top_logprobs: tuple[tuple[str, float], ...] | None = None
     _splitter: ThinkSplitter = field(default_factory=ThinkSplitter)
@@ -170,6 +172,11 @@ class StreamState:
     def fingerprint(self, value: Any) -> None:
         if isinstance(value, str) and value and self.system_fingerprint is None:
             self.system_fingerprint = value
+
+    def upstream(self, name: Any) -> None:
+        """The first upstream a router names (OpenRouter's chunk ``provider``, §11)."""
+        if isinstance(name, str) and name.strip() and self.upstream_provider is None:
+            self.upstream_provider = name.strip()[:200]
 
     def top_logprobs(self, alternatives: Any) -> None:
         """Keep the first token's ``[{token, logprob}, ...]``; later tokens are ignored."""
