@@ -304,3 +304,20 @@ def test_independent_providers_rarely_read_as_degrading_together() -> None:
         claimed += any("degraded on overlapping days" in line for line in lines)
     # 5 % of 120 is 6 +- 2.4; the unadjusted pairs gave 29
     assert claimed <= 12, claimed
+
+
+def test_only_a_conclusive_forecast_names_a_most_likely_day(
+    warehouse: Warehouse, tmp_path: Path
+) -> None:
+    """An inconclusive window (one lead time, say) is centred on onset + mean lead; calling
+    that day "most likely" would claim what one past cycle cannot carry."""
+    _history(warehouse)
+    end = NOW - timedelta(days=10)
+    insert_analysis(warehouse, ["alpha"], end=end, degraded=(end - timedelta(days=20), end))
+    page = render_report(warehouse, tmp_path, week=WEEK, now=NOW).read_text(encoding="utf-8")
+    assert ", most likely " in _cycle_cells(page)["alpha"][5]
+    warehouse.execute("UPDATE release_forecasts SET conclusive = false")
+    page = render_report(warehouse, tmp_path, week=WEEK, now=NOW).read_text(encoding="utf-8")
+    forecast = _cycle_cells(page)["alpha"][5]
+    assert ", centred on " in forecast and "most likely" not in forecast, forecast
+    assert forecast.endswith("(inconclusive)"), forecast

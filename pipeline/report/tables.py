@@ -95,7 +95,9 @@ def _position(data: ReportData, provider: str) -> str:
 
 def _window(row: dict[str, Any], today: date) -> str:
     """The forecast window as seen from ``today``: never starting in the past. A window
-    that has already opened is shown from today; one that has closed is overdue."""
+    that has already opened is shown from today; one that has closed is overdue. Its
+    centre is "most likely" only for a conclusive forecast: from one or two lead times,
+    or without clustering, it is where the window is centred, not a likelihood."""
     lo, hi, expected = row["window_lo"], row["window_hi"], row["expected_date"]
     if hi < today:
         return f"overdue: the window closed {fmt.day(hi)} with no release since the onset"
@@ -103,7 +105,8 @@ def _window(row: dict[str, Any], today: date) -> str:
     if lo < today:
         text += " (window already open)"
     if expected and expected >= today:
-        text += f", most likely {fmt.day(expected)}"
+        centre = "most likely" if row["conclusive"] else "centred on"
+        text += f", {centre} {fmt.day(expected)}"
     return text
 
 
