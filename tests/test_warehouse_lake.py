@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -18,14 +19,16 @@ from pipeline.analysis.orchestrate import run_analysis
 from pipeline.cli import app
 from pipeline.warehouse import Lake, Warehouse, WarehouseError
 from pipeline.warehouse.ducklake import _attach_race
+from pipeline.warehouse.errors import LakeUnreachable
 from pipeline.warehouse.extensions import extension_file
 from pipeline.warehouse.lake_schema import for_ducklake
 from probes.ids import new_run_id
 from probes.result import ProbeResult
 from probes.simulator import bundled_scenario, configure
 from probes.simulator.store import write_history
+from tests.support.postgres import USER, PostgresServer
 from tests.support.seaweedfs import BUCKET, WRITE_ONLY_KEY_ID, WRITE_ONLY_SECRET, S3Server
-from tests.support.waiting import read_line
+from tests.support.waiting import read_line, wait_until
 from tests.support.warehouses import LAKE_BACKENDS
 from tests.test_config import VALID
 from tests.test_duckdb_cli import cli_rows
@@ -33,6 +36,8 @@ from tests.test_duckdb_cli import cli_rows
 T0 = datetime(2026, 11, 2, 10, 0, tzinfo=UTC)
 WRITERS_DEADLINE_S = 240.0
 READ_DEADLINE_S = 20.0
+GONE_DEADLINE_S = 20.0  # a removed catalog fails well before its lock_wait_s below
+GONE_LOCK_WAIT_S = 60.0
 
 on_every_lake = pytest.mark.parametrize("warehouse", LAKE_BACKENDS, indirect=True)
 
@@ -432,6 +437,91 @@ def test_a_lake_whose_catalog_goes_away_under_an_open_store_fails_in_one_line(
         shutil.move(kept, catalog)
         assert warehouse.query("SELECT count(*) AS n FROM probe_results")["n"][0] == 3
     finally:
+        warehouse.close()
+
+
+def test_a_removed_postgres_catalog_fails_at_once_not_after_lock_wait(
+    tmp_path: Path, postgres_server: PostgresServer
+) -> None:
+    """The catalog's database is dropped under a store kept open (the daemon's, for days).
+    A removed catalog is not a busy one: migrate (the daemon's warm start, every new
+    writer) failed only after retrying for ``lock_wait_s``; it now fails on the first
+    try with the one-line LakeUnreachable naming the lake."""
+    database = postgres_server.new_database()
+    lake = Lake(f"postgres:{postgres_server.conninfo(database)}", str(tmp_path / "data"))
+    warehouse = Warehouse(lake, lock_wait_s=GONE_LOCK_WAIT_S)
+    try:
+        warehouse.insert_rows("probe_results", rows(3), key="run_id")
+        postgres_server.sql("postgres", f"DROP DATABASE {database} WITH (FORCE)")
+        with ThreadPoolExecutor(1) as pool:
+            migrating = pool.submit(warehouse.migrate)
+            wait_until(
+                migrating.done,
+                GONE_DEADLINE_S,
+                f"migrate to fail on a removed catalog (lock_wait_s {GONE_LOCK_WAIT_S:.0f})",
+            )
+            with pytest.raises(LakeUnreachable) as caught:
+                migrating.result()
+        message = str(caught.value)
+        assert "\n" not in message and f"lake {lake.catalog}" in message, message
+        assert f'database "{database}" does not exist' in message, message
+    finally:
+        warehouse.close()
+
+
+def test_a_busy_postgres_catalog_is_still_waited_for(
+    tmp_path: Path, postgres_server: PostgresServer
+) -> None:
+    """Another session holds the catalog's snapshot table locked; with a lock_timeout in the
+    conninfo, each attempt fails with PostgreSQL's lock timeout. That catalog is busy, not
+    gone: migrate (and an insert) try again until the lock is released, then succeed."""
+    database = postgres_server.new_database()
+    conninfo = f"{postgres_server.conninfo(database)} options='-c lock_timeout=100'"
+    lake = Lake(f"postgres:{conninfo}", str(tmp_path / "data"))
+    warehouse = Warehouse(lake, lock_wait_s=GONE_LOCK_WAIT_S)
+    log = postgres_server.folder / "postgres.log"
+    timeouts_before = log.read_text(errors="replace").count("due to lock timeout")
+    psql = [str(postgres_server.bin_dir / "psql"), "-h", "127.0.0.1", "-p"]
+    holder = subprocess.Popen(
+        [*psql, str(postgres_server.port), "-U", USER, "-d", database, "-qAt"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert holder.stdin is not None
+    try:
+        warehouse.insert_rows("probe_results", rows(3), key="run_id")
+        holder.stdin.write(
+            "BEGIN; LOCK TABLE ducklake_snapshot IN ACCESS EXCLUSIVE MODE; SELECT 'locked';\n"
+        )
+        holder.stdin.flush()
+        assert read_line(holder, READ_DEADLINE_S, "the lock holder's 'locked'") == "locked"
+        with ThreadPoolExecutor(2) as pool:
+            migrating = pool.submit(warehouse.migrate)
+            inserting = pool.submit(warehouse.insert_rows, "probe_results", rows(2), key="run_id")
+            wait_until(
+                lambda: (
+                    log.read_text(errors="replace").count("due to lock timeout")
+                    >= timeouts_before + 2
+                ),
+                READ_DEADLINE_S,
+                "both operations to meet PostgreSQL's lock timeout",
+            )
+            assert not migrating.done() and not inserting.done(), "a busy catalog gave up"
+            holder.stdin.write("COMMIT;\n")
+            holder.stdin.close()
+            wait_until(
+                lambda: migrating.done() and inserting.done(),
+                READ_DEADLINE_S,
+                "migrate and insert once the lock is released",
+            )
+            assert migrating.result() == [] and inserting.result() == 2
+        assert warehouse.query("SELECT count(*) AS n FROM probe_results")["n"][0] == 5
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+        holder.wait(READ_DEADLINE_S)
+        for pipe in (holder.stdin, holder.stdout, holder.stderr):
+            if pipe is not None:
+                pipe.close()
         warehouse.close()
 
 

@@ -29,8 +29,15 @@ _BUSY_TIMEOUT_MS = 10_000
 _ATTACH_WAIT_S = 30.0
 _CATALOG_EXTENSION = {"sqlite": "sqlite_scanner", "postgres": "postgres_scanner"}
 # A commit that failed because another writer was busy in the catalog, or changed what this
-# transaction read; DuckLake retries conflicts itself (ducklake_max_retry_count) but not these.
-_TRANSIENT = ("database is locked", "Transaction conflict", "could not serialize access")
+# transaction read, or a PostgreSQL catalog's lock_timeout (set in the conninfo's options)
+# ran out behind another session's lock; DuckLake retries conflicts itself
+# (ducklake_max_retry_count) but not these.
+_TRANSIENT = (
+    "database is locked",
+    "Transaction conflict",
+    "could not serialize access",
+    "canceling statement due to lock timeout",
+)
 # Two writers creating a new catalog's schema at once: SQLite says locked; on PostgreSQL
 # the loser's CREATE TABLE meets the winner's ("duplicate key value violates unique
 # constraint pg_type_typname_nsp_index", or "already exists"). Either way, try again.

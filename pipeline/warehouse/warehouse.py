@@ -132,11 +132,16 @@ class Warehouse:
         def moved_on() -> bool:
             """Another writer applied a migration meanwhile (two sites on a new lake): its
             tables exist now, so this attempt's CREATE failed; the next one skips them. A
-            catalog that cannot even be read now is busy too: try again."""
+            lake's catalog that cannot be reached is tried again only if it is busy (locked):
+            one removed or replaced is not, and waiting ``lock_wait_s`` would not bring it
+            back."""
             try:
                 with self._store.schema_connection() as con:
                     return _applied_migrations(con) > seen
-            except (duckdb.Error, LakeUnreachable):
+            except LakeUnreachable as exc:
+                cause = exc.__cause__
+                return isinstance(cause, duckdb.Error) and self._store.transient(cause)
+            except duckdb.Error:
                 return True
 
         applied = self._retrying("migration", attempt, moved_on=moved_on)

@@ -88,6 +88,10 @@ class PostgresServer:
             sql += f" AND client_port IN ({', '.join(str(int(p)) for p in client_ports)})"
         return int(self._client("psql", "-d", dbname, "-Atc", sql).strip())
 
+    def sql(self, dbname: str, statement: str) -> str:
+        """Run ``statement`` with psql in ``dbname``; its unaligned output."""
+        return self._client("psql", "-d", dbname, "-Atc", statement)
+
     def _client(self, tool: str, *args: str) -> str:
         command = [str(self.bin_dir / tool), "-h", "127.0.0.1", "-p", str(self.port), "-U", USER]
         done = subprocess.run(
