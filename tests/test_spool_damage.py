@@ -23,14 +23,17 @@ from pipeline.daemon.flush import Flusher, SegmentWriter
 from pipeline.daemon.spool import Spool, SpoolError, list_segments, pending_lines
 from pipeline.daemon.state import spool_spend
 from pipeline.daemon.status import gather_status
-from pipeline.warehouse import Warehouse
+from pipeline.warehouse import Lake, Warehouse
+from pipeline.warehouse.migrations import load_migrations
 from probes.ids import new_run_id
 from probes.result import ProbeResult
 from tests.support.daemon import LocalProbe, make_config
 from tests.support.mounts import unavailable
 from tests.support.waiting import within
+from tests.support.warehouses import located_on_every_backend
 
 _DAY = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
+LINE_NUMBER_MIGRATION = "013_quarantine_line_number"
 
 
 def _row(**extra: object) -> ProbeResult:
@@ -66,7 +69,9 @@ def _segment(directory: Path, seq: int) -> Path:
 def _flush(directory: Path, warehouse: Warehouse) -> tuple[int, str | None]:
     spool = Spool(directory)
     spool.open()
-    flusher = Flusher(spool, SegmentWriter(Warehouse(warehouse.path, lock_wait_s=0.2), directory))
+    flusher = Flusher(
+        spool, SegmentWriter(Warehouse(warehouse.location, lock_wait_s=0.2), directory)
+    )
     try:
         outcome = flusher.flush_once()
     finally:
@@ -227,6 +232,39 @@ def test_each_quarantined_line_is_named_by_its_segment_and_line_number(
     stored = warehouse.query("SELECT run_id FROM probe_results")["run_id"].to_list()
     assert sorted(stored) == sorted(r.run_id for r in good)
     assert warehouse.query("SELECT count(*) AS n FROM quarantined_rows")["n"][0] == 4
+    numbers = warehouse.query("SELECT line_number FROM quarantined_rows ORDER BY 1")
+    assert numbers["line_number"].to_list() == [2, 4, 5, 7]  # the table gives them too
+
+
+@located_on_every_backend
+def test_quarantined_rows_from_before_line_numbers_keep_null(
+    warehouse_location: Path | Lake, tmp_path: Path
+) -> None:
+    """The line-number column reaches a warehouse created before it (a DuckDB file and
+    both kinds of lake: the migration goes through the lake's schema translation), its
+    earlier quarantined rows read NULL rather than a made-up number, and a flush then
+    stores the line number of what it quarantines."""
+    before = [m for m in load_migrations() if m.name != LINE_NUMBER_MIGRATION]
+    assert len(before) == len(load_migrations()) - 1, "the line-number migration is missing"
+    old = Warehouse(warehouse_location, migrations=before)
+    old.insert_rows(
+        "quarantined_rows",
+        [{"line_hash": "h", "quarantined_at": _DAY, "reason": "invalid_json", "line": "{"}],
+        key="line_hash",
+    )
+    old.close()
+    warehouse = Warehouse(warehouse_location)
+    try:
+        assert warehouse.migrate() == [LINE_NUMBER_MIGRATION]
+        directory = tmp_path / "spool"
+        _spool_with(directory, [])
+        segment = _segment(directory, 2)
+        segment.write_text(_row().to_json() + "\nnot json\n", encoding="utf-8")
+        assert _flush(directory, warehouse) == (1, None)
+        rows = warehouse.query("SELECT line, line_number FROM quarantined_rows ORDER BY line")
+        assert rows.rows() == [("not json", 2), ("{", None)]
+    finally:
+        warehouse.close()
 
 
 @contextmanager

@@ -291,11 +291,12 @@ class SegmentWriter:
         end = data.rfind(b"\n") + 1
         if end < len(data):
             tail = data[end:].decode("utf-8", "replace")
+            number = data.count(b"\n") + 1
             log.error(
                 "spool segment %s ends with a torn line (line %d, at byte %d, %d bytes);"
                 " quarantined",
                 path.name,
-                data.count(b"\n") + 1,
+                number,
                 end,
                 len(data) - end,
             )
@@ -307,7 +308,7 @@ class SegmentWriter:
                 raise SpoolError(
                     f"spool segment {path.name} cannot be cut at its torn line: {exc.strerror}"
                 ) from exc
-            quarantine.append(_quarantine_row(tail, "torn_tail", path.name, None))
+            quarantine.append(_quarantine_row(tail, "torn_tail", path.name, number, None))
         return data.count(b"\n")
 
     def _insert_json(self, paths: list[Path]) -> tuple[int, int]:
@@ -344,7 +345,9 @@ class SegmentWriter:
                     log.error(
                         "spool line %d of %s is not valid JSON; quarantined", number, path.name
                     )
-                    quarantine.append(_quarantine_row(text, "invalid_json", path.name, None))
+                    quarantine.append(
+                        _quarantine_row(text, "invalid_json", path.name, number, None)
+                    )
                     continue
                 table = row.get(SPOOL_TABLE)
                 if table == EVENT_TABLE:
@@ -357,7 +360,7 @@ class SegmentWriter:
                         "spool line %d of %s is for an %s; quarantined", number, path.name, reason
                     )
                     run_id = row.get("run_id") or row.get("event_id")
-                    quarantine.append(_quarantine_row(text, reason, path.name, run_id))
+                    quarantine.append(_quarantine_row(text, reason, path.name, number, run_id))
         inserted = 0
         for start in range(0, len(probes), _CHUNK_ROWS):
             chunk = probes[start : start + _CHUNK_ROWS]
@@ -400,7 +403,9 @@ class SegmentWriter:
                     reason,
                 )
                 run_id = line.row.get("run_id") or line.row.get("event_id")
-                quarantine.append(_quarantine_row(line.text, reason, line.segment, run_id))
+                quarantine.append(
+                    _quarantine_row(line.text, reason, line.segment, line.number, run_id)
+                )
                 return 0
             half = len(lines) // 2
             return self._insert_or_quarantine(
@@ -421,12 +426,17 @@ class SegmentWriter:
             self.warehouse.insert_rows(table, rows, key=key)
 
 
-def _quarantine_row(line: str, reason: str, segment: str, run_id: object) -> dict[str, Any]:
+def _quarantine_row(
+    line: str, reason: str, segment: str, number: int, run_id: object
+) -> dict[str, Any]:
+    """A ``quarantined_rows`` row; ``number`` is the line's 1-based number in ``segment``
+    (``sql/schema/013_quarantine_line_number.sql``), as the log message gives it."""
     return {
         "line_hash": hashlib.sha256(line.encode("utf-8", "replace")).hexdigest(),
         "quarantined_at": datetime.now(UTC),
         "run_id": run_id if isinstance(run_id, str) else None,
         "reason": reason,
         "segment": segment,
+        "line_number": number,
         "line": line,
     }
