@@ -54,6 +54,7 @@ from pipeline.analysis.effects import (
     mann_whitney_one_sided,
     relative_shift_ci,
 )
+from pipeline.analysis.metric_rows import search_scale
 from pipeline.analysis.onset import lag1, ramp_fit
 from pipeline.analysis.phase_types import FloatArray, IntArray, Phase, ProviderSeries, Segment
 
@@ -81,7 +82,9 @@ _LATENCY = frozenset({"ttft_short", "ttft_long", "long_context_penalty", "output
 
 
 def _daily_breaks(events: IntArray | None, totals: IntArray | None) -> list[int]:
-    """Change points of a daily rate, returned as hour indices (start of the day)."""
+    """Change points of a daily rate, returned as hour indices (start of the day), searched
+    on the scale the rate change points are (``metric_rows.search_scale``: a raw rate's
+    noise grows with the rate, so the step a phase starts with was missed or dated late)."""
     if events is None or totals is None or totals.sum() == 0:
         return []
     days = events.size // 24
@@ -89,9 +92,7 @@ def _daily_breaks(events: IntArray | None, totals: IntArray | None) -> list[int]
         return []
     ev = events[: days * 24].reshape(days, 24).sum(axis=1)
     tot = totals[: days * 24].reshape(days, 24).sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        rate = np.where(tot > 0, ev / np.maximum(tot, 1), np.nan)
-    return [d * 24 for d in detect(rate, monitor=True)]
+    return [d * 24 for d in detect(search_scale(ev, tot), monitor=True)]
 
 
 def _merge(breaks: list[int], n: int) -> list[int]:
