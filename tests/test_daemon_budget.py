@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
-from datetime import date
+import asyncio
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
+
+import pytest
 
 from pipeline.config import BudgetConfig, BudgetLimits, ProbeConfig
 from pipeline.daemon.budget import BudgetGuard, Reservation, Spend, estimate
+from pipeline.daemon.spool import Spool
+from pipeline.daemon.state import DaySpend
+from pipeline.warehouse import Warehouse
+from probes.ids import new_run_id
+from probes.result import ProbeResult
 from tests.support.daemon import make_config
 
 
@@ -74,3 +82,68 @@ def test_a_clock_stepped_back_over_midnight_returns_to_that_days_spend(tmp_path:
     day[0] = date(2026, 11, 20)  # NTP steps back: that day's spend still counts
     assert guard.spent_by("alpha").cost_usd == 0.0013
     assert isinstance(guard.reserve(provider, probe), str)
+
+
+def test_a_day_first_met_after_a_step_back_starts_from_its_stored_spend(tmp_path: Path) -> None:
+    """Booted with the clock three days ahead, then corrected: the real day's spend,
+    which this process never saw, is read before anything more is spent on it."""
+    provider = make_config(tmp_path).provider("alpha")
+    probe = _probe("short", 900)  # $0.0013 worst case
+    stored = {date(2026, 11, 20): {"alpha": Spend(1000, 0.0013)}}
+    asked: list[date] = []
+
+    def load(day: date) -> dict[str, Spend]:
+        asked.append(day)
+        return stored.get(day, {})
+
+    day = [date(2026, 11, 23)]
+    guard = BudgetGuard(
+        BudgetConfig(total=BudgetLimits(daily_cost_usd=0.002)), today=lambda: day[0], load_day=load
+    )
+    assert isinstance(guard.reserve(provider, probe), Reservation)  # read 11-23 itself
+    day[0] = date(2026, 11, 20)  # the clock corrected back
+    asyncio.run(guard.prepare())  # the daemon reads it in a thread before admitting a run
+    assert guard.spent_by("alpha").cost_usd == 0.0013
+    assert isinstance(guard.reserve(provider, probe), str)
+    day[0] = date(2026, 11, 23)  # forward again: its ledger (and reservation) still known
+    assert isinstance(guard.reserve(provider, probe), str)
+    assert asked == [date(2026, 11, 23), date(2026, 11, 20)]  # each day read once
+
+
+def test_day_spend_reads_the_warehouse_and_the_spool_for_that_day_only(tmp_path: Path) -> None:
+    day = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
+    warehouse = Warehouse(tmp_path / "w.duckdb")
+    warehouse.migrate()
+    stored = [_used(day, 100, 0.01), _used(day + timedelta(days=1), 1000, 1.0)]
+    stored.append(_used(day, 5000, 5.0, source="synthetic"))  # not live: no spend
+    warehouse.insert_rows("probe_results", [r.as_row() for r in stored], key="run_id")
+    spool = Spool(tmp_path / "spool")
+    spool.open()
+
+    async def append() -> None:
+        for row in (
+            _used(day + timedelta(hours=14), 20, 0.002),
+            _used(day - timedelta(hours=10), 7, 7.0),
+        ):
+            await spool.append(row.to_json())
+
+    asyncio.run(append())
+    spool.close()
+    spent = DaySpend(warehouse, Spool(tmp_path / "spool"))(day.date())
+    assert spent == {"alpha": Spend(120, pytest.approx(0.012))}
+
+
+def _used(at: datetime, tokens: int, cost: float, *, source: str = "live") -> ProbeResult:
+    return ProbeResult(
+        run_id=new_run_id(),
+        started_at=at,
+        provider="alpha",
+        model="m",
+        probe="short",
+        task_family="arithmetic",
+        source=source,
+        run_status="done",
+        input_tokens=tokens,
+        output_tokens=0,
+        cost_usd=cost,
+    )

@@ -29,7 +29,8 @@ from pipeline.daemon import Daemon, DaemonStats, DaemonTuning
 from pipeline.daemon.schedule import job_key, offset_s
 from pipeline.daemon.status import DaemonStatus, gather_status
 from pipeline.warehouse import Warehouse
-from probes.result import ProbeResult
+from probes.ids import new_run_id
+from probes.result import ProbeResult, planned_row
 from probes.runner import run_probe
 from probes.simulator import SimulatorHandle
 from tests.support.daemon import make_config
@@ -226,3 +227,46 @@ def _done_tokens(rows: list[dict[str, Any]], start: datetime, end: datetime) -> 
         for r in rows
         if r["run_status"] == "done" and start <= r["started_at"] < end
     )
+
+
+def test_a_day_the_process_never_saw_is_read_before_it_spends_on_it(
+    tmp_path: Path, simulator: SimulatorHandle
+) -> None:
+    """Booted with the clock three days ahead, then corrected back: the real day's cap,
+    spent by an earlier session, still holds (its rows are in the warehouse)."""
+    budget = BudgetConfig(per_provider={"nova": BudgetLimits(daily_tokens=WORST)})
+    config = replace(_config(tmp_path, simulator), budget=budget)  # one run a day
+    today = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
+    earlier = replace(_done_row(config, today - timedelta(hours=3)), input_tokens=WORST)
+    warehouse = Warehouse(config.warehouse.location)
+    warehouse.migrate()
+    warehouse.insert_rows("probe_results", [earlier.as_row()], key="run_id")
+
+    async def main() -> DaemonStats:
+        with time_machine.travel(today + timedelta(days=3), tick=True) as clock:
+            daemon = Daemon(config, probe_fn=run_probe, tuning=QUIET)
+            stats = daemon.stats
+            task = asyncio.create_task(daemon.run())
+            await wait_until_async(lambda: stats.skipped["budget"] >= 1, what="the cap to bite")
+            clock.move_to(today)  # the clock corrected back to the real day
+            skipped = stats.skipped["budget"]
+            await wait_until_async(
+                lambda: stats.skipped["budget"] >= skipped + 3, what="the real day's cap"
+            )
+            daemon.stop()
+            return await within(task, 120, "the daemon to stop")
+
+    stats = asyncio.run(main())
+    rows = _rows(config)
+    on_today = [r for r in rows if today.date() == r["started_at"].date()]
+    # Before the fix the real day started afresh: a whole cap more was spent on it.
+    assert [r["run_id"] for r in on_today if r["run_status"] == "done"] == [earlier.run_id]
+    assert sum(r["skip_reason"] == "budget" for r in on_today) >= 3, on_today
+    assert stats.done == 1  # the one run on the day three days ahead
+
+
+def _done_row(config: Config, at: datetime) -> ProbeResult:
+    """A live probe an earlier session stored."""
+    provider, probe = config.providers[0], config.probes[0]
+    row = planned_row(provider, probe, run_id=new_run_id(), started_at=at)
+    return replace(row, input_tokens=0, output_tokens=0, cost_usd=0.0)

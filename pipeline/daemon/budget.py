@@ -5,10 +5,18 @@ A probe is priced before it runs at its worst case (full context target in, ever
 usage is known. Long-context probes may only spend up to ``long_share`` of a cap, so
 as the day's spend approaches the cap they stop first and the cheap short probes keep
 the time series alive. Days are UTC days.
+
+A day's ledger starts from what is already stored for it (``load_day``: the warehouse
+and the spool, as at start-up), read the first time the guard is asked about that day,
+not only for the day the process started on: a clock days ahead at boot and corrected
+back later returns to a day whose spend this process never saw. A run reserved before
+midnight whose row is stamped after it then counts in both days, which errs towards
+the cap.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -19,7 +27,7 @@ from pipeline.config.plan import run_cost_usd
 from probes.pricing import cost_usd
 from probes.result import ProbeResult
 
-__all__ = ["BudgetGuard", "Reservation", "Spend", "estimate", "result_usage"]
+__all__ = ["BudgetGuard", "DayLoader", "Reservation", "Spend", "estimate", "result_usage"]
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +46,7 @@ class _Ledger:
     reserved: dict[str, Spend] = field(default_factory=dict)
 
 
-_KEEP_DAYS = 7  # days either side of today whose ledgers are kept
+_KEEP_DAYS = 7  # days either side of today whose ledgers are kept (others: read again)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +86,9 @@ def _today() -> date:
     return datetime.now(UTC).date()
 
 
+DayLoader = Callable[[date], Mapping[str, Spend]]  # a UTC day's stored spend per provider
+
+
 class BudgetGuard:
     """Tracks each day's spend plus in-flight reservations against the caps.
 
@@ -92,12 +103,14 @@ class BudgetGuard:
         *,
         long_share: float = 0.8,
         today: Callable[[], date] = _today,
+        load_day: DayLoader | None = None,
     ) -> None:
         self.budget = budget
         self.long_share = long_share
         self._today = today
         self._day = today()
-        self._days: dict[date, _Ledger] = {}
+        self._days: dict[date, _Ledger] = {}  # a day has a ledger once its spend was read
+        self.load_day = load_day  # None: nothing stored to read (tests, a fresh start)
 
     @property
     def spent(self) -> dict[str, Spend]:
@@ -119,8 +132,29 @@ class BudgetGuard:
             mine.tokens += spend.tokens
             mine.cost_usd += spend.cost_usd
 
+    async def prepare(self) -> None:
+        """Read today's stored spend in a thread, if not read yet, so that ``reserve``
+        does not block the event loop on the warehouse (it would read it itself)."""
+        day = self._today()
+        if day in self._days or self.load_day is None:
+            return
+        spent = await asyncio.to_thread(self.load_day, day)
+        if day not in self._days:  # not read meanwhile by a synchronous call
+            self._start_ledger(day, spent)
+
     def _ledger(self, day: date) -> _Ledger:
-        return self._days.setdefault(day, _Ledger())
+        ledger = self._days.get(day)
+        if ledger is None:
+            ledger = self._start_ledger(day, self.load_day(day) if self.load_day else {})
+        return ledger
+
+    def _start_ledger(self, day: date, spent: Mapping[str, Spend]) -> _Ledger:
+        ledger = self._days[day] = _Ledger()
+        for name, spend in spent.items():
+            ledger.spent[name] = Spend(spend.tokens, spend.cost_usd)
+        if spent:
+            log.info("budget: %s starts from its stored spend (%d providers)", day, len(spent))
+        return ledger
 
     def _roll(self) -> None:
         today = self._today()

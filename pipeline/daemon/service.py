@@ -183,6 +183,7 @@ class Daemon:
     async def _on_trigger(self, request: RunRequest) -> None:
         """A fired run: the gate admits it (and reserves its budget) or its row says why not."""
         assert self._runs is not None
+        await self.budget.prepare()  # a day first met (midnight, a clock step): its spend
         admitted = self._gate.admit(request.spec)
         if isinstance(admitted, Refused):
             await self._sink.skip(request.spec, request.planned, admitted.reason)

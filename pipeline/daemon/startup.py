@@ -7,16 +7,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from datetime import UTC, datetime
 
 from pipeline.config import Config
 from pipeline.daemon import state
 from pipeline.daemon.alerts import AlertEvaluator
-from pipeline.daemon.budget import BudgetGuard, Spend
+from pipeline.daemon.budget import BudgetGuard
 from pipeline.daemon.contract import DaemonError, DaemonTuning
 from pipeline.daemon.flush import Flusher, FlushProcess, RowWriter, SegmentWriter
 from pipeline.daemon.metrics import Metrics
-from pipeline.daemon.spool import Spool, SpoolError
+from pipeline.daemon.spool import Spool
 from pipeline.warehouse import Warehouse, WarehouseError
 from probes.sizing import CharsPerToken
 
@@ -67,8 +66,8 @@ async def warm_start(
     budget: BudgetGuard,
     alerts: AlertEvaluator,
 ) -> dict[str, CharsPerToken]:
-    """Migrate, replay the spool, seed today's spend and open alerts; return each
-    provider's chars-per-token estimator."""
+    """Migrate, replay the spool, give the budget its reader of stored spend (today's
+    read now) and restore open alerts; return each provider's chars-per-token estimator."""
     patient = Warehouse(config.warehouse.location)  # startup may wait for a reader
     try:
         await asyncio.to_thread(patient.migrate)
@@ -77,21 +76,14 @@ async def warm_start(
     outcome = await asyncio.to_thread(flusher.flush_once)
     if outcome.rows:
         log.info("spool replay: %d rows, %d new", outcome.rows, outcome.inserted)
+    # today's spend now, any other day's when the budget first meets it (a clock step)
+    budget.load_day = state.DaySpend(patient, spool, paused=flusher.paused)
+    await budget.prepare()
     try:
-        spent = await asyncio.to_thread(state.today_spend, patient, datetime.now(UTC).date())
         open_alerts = await asyncio.to_thread(state.open_alerts, patient)
         learned = await asyncio.to_thread(state.learned_chars_per_token, patient)
     except WarehouseError as exc:
-        log.warning("could not read today's spend from the warehouse: %s", exc)
-        spent, open_alerts, learned = {}, set(), {}
-    unreadable: list[SpoolError] = []  # segments the kernel will not read; the flush names them
-    pending = state.spool_spend(spool.iter_pending(unreadable), datetime.now(UTC).date())
-    for error in unreadable:
-        log.warning("today's spend leaves out what waits in it: %s", error)
-    for name, spend in pending.items():
-        mine = spent.setdefault(name, Spend())
-        mine.tokens += spend.tokens
-        mine.cost_usd += spend.cost_usd
-    budget.seed(spent)
+        log.warning("could not read open alerts and prompt sizing from the warehouse: %s", exc)
+        open_alerts, learned = set(), {}
     alerts.restore_open(open_alerts)
     return {p.name: CharsPerToken(p.chars_per_token, learned.get(p.name)) for p in config.providers}

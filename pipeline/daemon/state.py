@@ -1,21 +1,30 @@
-"""What the daemon reads back at start: today's spend, alerts left open, prompt sizing.
+"""What the daemon reads back: a day's spend, alerts left open, prompt sizing.
 
 All come from the warehouse (read-only) plus, for spend, rows still in the spool, so
 a restart neither forgets the day's budget, nor re-sends an alert already open, nor
-sizes its first prompts as if it had never seen the provider's tokenizer.
+sizes its first prompts as if it had never seen the provider's tokenizer. A day's spend
+is read at start and again for each day the budget first meets later (``DaySpend``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import UTC, date, datetime, time
 
 from pipeline.daemon.budget import Spend
+from pipeline.daemon.spool import Spool, SpoolError
 from pipeline.daemon.spooled import spooled_object, spooled_probe
-from pipeline.warehouse import Warehouse
+from pipeline.warehouse import Warehouse, WarehouseError
 
-__all__ = ["learned_chars_per_token", "open_alerts", "spool_spend", "today_spend"]
+__all__ = [
+    "DaySpend",
+    "learned_chars_per_token",
+    "open_alerts",
+    "spool_spend",
+    "today_spend",
+]
 
 LEARN_MIN_CHARS = 2_000  # shorter prompts are dominated by the chat template's tokens
 LEARN_LAST = 20  # the newest rows per (provider, family): a tokenizer can change
@@ -58,6 +67,44 @@ def spool_spend(lines: Iterable[str], day: date) -> dict[str, Spend]:
         spend.tokens += probe.tokens
         spend.cost_usd += probe.cost_usd
     return out
+
+
+class DaySpend:
+    """One UTC day's live spend: rows in the warehouse plus rows still in the spool.
+
+    Flushes are held off (``paused``) between the two reads, so a row moving from the
+    spool into the warehouse meanwhile is counted once. Best effort, as at start-up: a
+    warehouse that cannot be read (busy, unreachable) or an unreadable segment is logged
+    and its rows left out.
+    """
+
+    def __init__(
+        self,
+        warehouse: Warehouse,
+        spool: Spool,
+        *,
+        paused: Callable[[], contextlib.AbstractContextManager[None]] = contextlib.nullcontext,
+    ) -> None:
+        self._warehouse = warehouse
+        self._spool = spool
+        self._paused = paused
+
+    def __call__(self, day: date) -> dict[str, Spend]:
+        unreadable: list[SpoolError] = []
+        with self._paused():
+            try:
+                spent = today_spend(self._warehouse, day)
+            except WarehouseError as exc:
+                log.warning("could not read the spend of %s from the warehouse: %s", day, exc)
+                spent = {}
+            pending = spool_spend(self._spool.iter_pending(unreadable), day)
+        for error in unreadable:  # the flush names them too
+            log.warning("the spend of %s leaves out what waits in it: %s", day, error)
+        for name, spend in pending.items():
+            mine = spent.setdefault(name, Spend())
+            mine.tokens += spend.tokens
+            mine.cost_usd += spend.cost_usd
+        return spent
 
 
 def open_alerts(warehouse: Warehouse) -> set[str]:
