@@ -4,6 +4,7 @@ bench_analysis_perf spent seconds in per-group masks and medians, per-shift ``np
 numpy-scalar CUSUM loop; each now has a faster form that must not change a single result
 table. Each test compares with the former computation, written out here, on inputs with ties,
 NaN, infinities and empty groups; the CUSUM is pinned to the alarms the former loop raised.
+MSTL and STL (``stl_exact``) are compared with statsmodels itself, bit for bit.
 """
 
 from __future__ import annotations
@@ -12,11 +13,14 @@ import math
 import warnings
 
 import numpy as np
+from statsmodels.tsa.seasonal import MSTL, STL
 
 from pipeline.analysis import release_cycles as rc
 from pipeline.analysis.effects import _block_medians
 from pipeline.analysis.grouped import group_medians
 from pipeline.analysis.online import online_alarms
+from pipeline.analysis.seasonality import _STL_FAST, _decompose
+from pipeline.analysis.stl_exact import stl
 
 
 def _awkward(rng: np.random.Generator, n: int, trial: int) -> np.ndarray:
@@ -106,3 +110,53 @@ def test_online_alarms_are_those_of_the_former_loop() -> None:
         (707, 695, 1), (907, 900, 1), (1022, 1013, -1), (1351, 1342, -1), (1504, 1501, 1),
         (1621, 1616, -1), (1862, 1844, 1), (2201, 2198, -1), (2440, 2433, 1),
     ]  # fmt: skip
+
+
+def _hourly_like(rng: np.random.Generator, n: int, trial: int) -> np.ndarray:
+    """A daily and weekly rhythm, a wandering level, noise; some with ties or a step."""
+    t = np.arange(n)
+    x = 0.3 * np.sin(2 * np.pi * t / 24) + 0.1 * (t % 168 < 120) + rng.normal(0, 0.2, n)
+    x += np.cumsum(rng.normal(0, 0.01, n))
+    if trial % 3 == 0:
+        x = np.round(x, 1)  # ties
+    if trial % 4 == 0:
+        x[n // 2 :] += 0.5  # a step
+    return x
+
+
+def test_mstl_and_stl_equal_statsmodels_bit_for_bit() -> None:
+    """``_decompose`` (stl_exact) gives statsmodels' MSTL (iterate=1) and STL exactly, with
+    the analysis's jumps: lengths around the MSTL threshold, a year, short series whose
+    cycle subseries are shorter than the seasonal window."""
+    rng = np.random.default_rng(5)
+    lengths = [96, 97, 100, 130, 167, 300, 503, 504, 505, 700, 1001, 8760]
+    for trial, n in enumerate(lengths + [int(v) for v in rng.integers(96, 1500, size=12)]):
+        x = _hourly_like(rng, n, trial)
+        method, seasonal, trend = _decompose(x, n)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # statsmodels' own deprecations, if any
+            if n >= 504:
+                res = MSTL(x, periods=(24, 168), iterate=1, stl_kwargs=dict(_STL_FAST)).fit()
+                want_seasonal = np.asarray(res.seasonal).sum(axis=1)
+            else:
+                res = STL(x, period=24, **_STL_FAST).fit()
+                want_seasonal = np.asarray(res.seasonal)
+        assert method == ("mstl" if n >= 504 else "stl"), n
+        assert np.array_equal(seasonal, want_seasonal), (n, np.abs(seasonal - want_seasonal).max())
+        assert np.array_equal(trend, np.asarray(res.trend)), (n, np.abs(trend - res.trend).max())
+
+
+def test_stl_equals_statsmodels_without_jumps_and_on_odd_windows() -> None:
+    """The paths the analysis does not take today (every point fitted, windows longer than
+    the series, other periods) stay exact too, so a change of settings cannot drift."""
+    rng = np.random.default_rng(6)
+    for trial in range(30):
+        period = int(rng.choice([2, 5, 7, 12, 24]))
+        n = int(rng.integers(2 * period + 2, 400))
+        seasonal = int(rng.choice([3, 7, 13, 35]))
+        jumps = {} if trial % 2 else {"seasonal_jump": 2, "trend_jump": 7, "low_pass_jump": 3}
+        x = _hourly_like(rng, n, trial)
+        got_s, got_t = stl(x, period, seasonal, **jumps)
+        res = STL(x, period=period, seasonal=seasonal, **jumps).fit()
+        assert np.array_equal(got_s, res.seasonal), (trial, period, n, seasonal, jumps)
+        assert np.array_equal(got_t, res.trend), (trial, period, n, seasonal, jumps)

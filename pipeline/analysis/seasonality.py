@@ -2,9 +2,9 @@
 
 Method by amount of data (hours spanned by the series, on the log scale):
 
-* >= 3 weeks (504 h): statsmodels MSTL with periods 24 and 168 (three full weekly cycles are
-  the least for the weekly smoother to see a repeating shape; MSTL itself drops a period
-  longer than half the series);
+* >= 3 weeks (504 h): statsmodels' MSTL with periods 24 and 168 (three full weekly cycles
+  are the least for the weekly smoother to see a repeating shape; MSTL itself drops a
+  period longer than half the series), computed bit for bit by ``stl_exact``;
 * >= 4 days (96 h): STL with period 24 (daily rhythm only);
 * otherwise: none.
 
@@ -35,10 +35,10 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 from scipy import stats
-from statsmodels.tsa.seasonal import MSTL, STL
 
 from pipeline.analysis.changepoints import detect
 from pipeline.analysis.grouped import group_medians
+from pipeline.analysis.stl_exact import mstl, stl
 
 __all__ = ["MSTL_MIN_HOURS", "STL_MIN_HOURS", "Seasonality", "decompose", "hour_of_week"]
 
@@ -84,18 +84,14 @@ def _interpolate(values: FloatArray) -> FloatArray:
 
 
 def _decompose(filled: FloatArray, n_hours: int) -> tuple[str, FloatArray, FloatArray]:
-    """(method, seasonal, trend) from a gap-free log series."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        if n_hours >= MSTL_MIN_HOURS:
-            res = MSTL(filled, periods=(24, 168), iterate=1, stl_kwargs=_STL_FAST).fit()
-            seasonal = np.asarray(res.seasonal, dtype=np.float64)
-            if seasonal.ndim == 2:
-                seasonal = seasonal.sum(axis=1)
-            return "mstl", seasonal, np.asarray(res.trend, dtype=np.float64)
-        if n_hours >= STL_MIN_HOURS:
-            res = STL(filled, period=24, **_STL_FAST).fit()
-            return "stl", np.asarray(res.seasonal), np.asarray(res.trend)
+    """(method, seasonal, trend) from a gap-free log series: statsmodels' MSTL (iterate=1)
+    and STL, bit for bit, computed by ``stl_exact`` (about 8x faster on a year)."""
+    if n_hours >= MSTL_MIN_HOURS:
+        seasonal, trend = mstl(filled, (24, 168), **_STL_FAST)
+        return "mstl", seasonal, trend
+    if n_hours >= STL_MIN_HOURS:
+        seasonal, trend = stl(filled, 24, **_STL_FAST)
+        return "stl", seasonal, trend
     trend = np.full(filled.size, float(np.median(filled)))
     return "none", np.zeros(filled.size), trend
 
