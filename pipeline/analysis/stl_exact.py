@@ -29,6 +29,9 @@ __all__ = ["mstl", "stl"]
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 _INNER_ITER = 5  # statsmodels' default without robustness
+# Plans cached per (length, window, jump): a year of hours holds about 5 MB of them, so
+# 32 bound the cache to a few series lengths' worth.
+_PLANS = 32
 # The fits of one smoothing pass: the index of each window's points and their weights,
 # both shape (window, fits), so the sum over the window runs along axis 0.
 _Plan = tuple[IntArray, FloatArray]
@@ -41,12 +44,12 @@ def stl(
     """(seasonal, trend) of ``STL(y, period, seasonal, **jumps).fit()``, same defaults."""
     y = np.ascontiguousarray(y, dtype=np.float64)
     n = y.size
+    if period < 2 or seasonal < 3 or seasonal % 2 == 0 or n < 2:
+        raise ValueError(f"stl: period {period}, seasonal {seasonal}, {n} points not supported")
     trend_len = int(np.ceil(1.5 * period / (1 - 1.5 / seasonal)))
     trend_len += trend_len % 2 == 0
     low_pass = period + 1
     low_pass += low_pass % 2 == 0
-    if period < 2 or seasonal < 3 or seasonal % 2 == 0 or n < 2:
-        raise ValueError(f"stl: period {period}, seasonal {seasonal}, {n} points not supported")
     trend = np.zeros(n)
     season = np.zeros(n)
     for _ in range(_INNER_ITER):
@@ -63,6 +66,8 @@ def mstl(y: FloatArray, periods: tuple[int, ...], **jumps: int) -> tuple[FloatAr
     the series or longer are dropped."""
     y = np.ascontiguousarray(y, dtype=np.float64)
     kept = sorted(p for p in periods if p < y.size / 2)
+    if not kept:
+        raise ValueError(f"mstl: no period in {periods} is under half of {y.size} points")
     seasonals = np.zeros((len(kept), y.size))
     deseas = y
     trend = np.zeros(y.size)
@@ -114,7 +119,7 @@ def _ess(ys: FloatArray, window: int, jump: int) -> FloatArray:
     return out
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=_PLANS)
 def _ess_plan(n: int, window: int, jump: int) -> tuple[IntArray, _Plan, _Plan]:
     """Fit positions (1-based), their plan, and the plan of the last point's own fit."""
     step = min(jump, n - 1)
@@ -132,7 +137,7 @@ def _ess_plan(n: int, window: int, jump: int) -> tuple[IntArray, _Plan, _Plan]:
     return xs, plan, last
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=_PLANS)
 def _ends_plan(k: int, window: int) -> tuple[_Plan, _Plan]:
     """The two extrapolated points of a cycle subseries of ``k`` values (Cython ``_ss``):
     one before the first value, one after the last."""
