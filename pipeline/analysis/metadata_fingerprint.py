@@ -9,7 +9,10 @@ recent window against the provider's own baseline:
 * input tokens per prompt character, per task family: the provider's own tokenizer on the
   same kind of prompt; another model family tokenizes differently (a proposal in the
   research note, not a validated method). Mann-Whitney, two-sided;
-* reasoning tokens per answer, per task family: an effort change. Mann-Whitney, two-sided.
+* reasoning tokens per answer, per task family: an effort change. Mann-Whitney, two-sided;
+* the mix of upstreams a router names (``upstream_provider``, OpenRouter): traffic moved
+  to other upstreams, which may run another quantization. A permutation test over days
+  (``upstream_mix``); providers that never name an upstream have no such test.
 
 The count tests assume calls are independent within each window; hourly rhythm is not
 removed, so they should be read with the daily cycle in mind.
@@ -23,6 +26,9 @@ from datetime import datetime
 import polars as pl
 from scipy.stats import mannwhitneyu
 
+from pipeline.analysis.upstream_mix import COLUMN as UPSTREAM
+from pipeline.analysis.upstream_mix import upstream_shift
+
 __all__ = ["MIN_RELATIVE_SHIFT", "MetadataChange", "metadata_changes"]
 
 MIN_RELATIVE_SHIFT = 0.02  # smaller shifts of a median are not reported
@@ -32,7 +38,9 @@ MIN_CALLS = 5  # per window and family, for a count test
 @dataclass(frozen=True, slots=True)
 class MetadataChange:
     provider: str
-    kind: str  # reported_model | system_fingerprint | tokens_per_char | reasoning_tokens
+    # reported_model | system_fingerprint | tokens_per_char | reasoning_tokens |
+    # upstream_provider
+    kind: str
     detail: str
     p_value: float | None = None  # None: a new value is an event, not a test
     relative_shift: float | None = None  # recent median / baseline median - 1
@@ -69,7 +77,7 @@ def _shift(
 def metadata_changes(rows: pl.DataFrame, split_at: datetime) -> list[MetadataChange]:
     """Changes from the rows before ``split_at`` (baseline) to those from it on (recent).
     Columns: provider, started_at, reported_model, system_fingerprint, task_family,
-    prompt_chars, input_tokens, reasoning_tokens."""
+    prompt_chars, input_tokens, reasoning_tokens; optionally upstream_provider."""
     rows = rows.with_columns(
         (pl.col("input_tokens") / pl.col("prompt_chars")).alias("tokens_per_char")
     )
@@ -79,6 +87,9 @@ def metadata_changes(rows: pl.DataFrame, split_at: datetime) -> list[MetadataCha
         recent = frame.filter(pl.col("started_at") >= split_at)
         for column in ("reported_model", "system_fingerprint"):
             changes += _new_values(base, recent, str(provider), column)
+        moved = upstream_shift(frame, split_at)
+        if moved is not None:
+            changes.append(MetadataChange(str(provider), UPSTREAM, moved.detail, moved.p_value))
         for (family,), recent_family in recent.group_by("task_family", maintain_order=True):
             base_family = base.filter(pl.col("task_family") == family)
             for kind in ("tokens_per_char", "reasoning_tokens"):

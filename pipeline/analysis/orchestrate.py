@@ -43,7 +43,7 @@ def _reference(warehouse: Warehouse, synthetic: bool) -> tuple[pl.DataFrame, pl.
 
 _METADATA_SQL = """
 SELECT provider, model, started_at, reported_model, system_fingerprint, task_family,
-       prompt_chars, input_tokens, reasoning_tokens, extracted_answer
+       prompt_chars, input_tokens, reasoning_tokens, extracted_answer, upstream_provider
 FROM probe_results
 WHERE input_tokens IS NOT NULL AND started_at >= ? AND started_at < ?
   AND (CAST(? AS VARCHAR) IS NULL OR source = ?)

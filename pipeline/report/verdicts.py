@@ -22,6 +22,7 @@ from pipeline.report.context import Recommendation, SignView, Verdict
 from pipeline.report.data import ReportData
 from pipeline.report.last_day import last_day, provisional_note
 from pipeline.report.severity import SeverityBasis, describe, severity_basis
+from pipeline.report.upstream_words import served_by
 
 __all__ = ["STAGES", "current_phase", "episode_start", "recommendations", "verdicts"]
 
@@ -130,6 +131,9 @@ def _sign_effect(row: dict[str, Any]) -> str:
     text = f"{show(row['effect'])} {unit}".strip()
     if fmt.known(row["effect_lo"]) and fmt.known(row["effect_hi"]):
         text += f" (95\u00a0% CI {show(row['effect_lo'])} to {show(row['effect_hi'])})"
+    moved = served_by(row.get("detail") or "") if sign == "response_metadata_changed" else None
+    if moved is not None:  # the upstreams a router names say more than a token count
+        return f"{moved}; {text}" if fmt.known(row["effect"]) else moved
     return text
 
 

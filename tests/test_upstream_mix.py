@@ -1,0 +1,137 @@
+"""The upstreams a router names (OpenRouter's ``upstream_provider``) in the metadata sign.
+
+Through the real path (a DuckDB file, ``run_analysis``, ``render_report``, ``now``
+pinned): traffic moved to another upstream fires the sign and the report says who served
+it before and after; a provider that never names an upstream gets exactly the old output;
+a router whose mix held stays quiet. On frames: routing that sticks to one upstream for
+hours or days is no change, and the day-block permutation test keeps its level there.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from pipeline.analysis.upstream_mix import upstream_shift
+from pipeline.warehouse import Warehouse
+from tests.support.report import Series, probe_frame
+from tests.test_report_odd_weeks import WEEK, _render, _verdict
+
+END = datetime(2026, 11, 20, tzinfo=UTC)  # in WEEK; the analysis's data end here
+SPLIT = END - timedelta(days=3)  # the metadata sign's recent window starts here
+SIGN = "response_metadata_changed"
+LABEL = "Response metadata changed (model name, token counts)"
+
+
+def _router(
+    wh: Warehouse,
+    together: tuple[float, float] | None,
+    *,
+    renamed: str | None = None,
+) -> pl.DataFrame:
+    """60 days of 'router', short and long probes hourly, with the columns the metadata
+    sign reads. ``together``: the chance each probe names Together as its upstream (else
+    DeepInfra) before and from ``SPLIT``; None: no upstream is ever named. ``renamed``:
+    the model name reported from ``SPLIT`` on."""
+    series = [Series("router", "router-short", "short"), Series("router", "router-long", "long")]
+    frame = probe_frame(series, end=END, days=60, seed=3)
+    recent = (frame["started_at"] >= SPLIT).to_numpy()
+    upstream = pl.Series("upstream_provider", [None] * frame.height, dtype=pl.Utf8)
+    if together is not None:
+        chance = np.where(recent, together[1], together[0])
+        drawn = np.random.default_rng(5).random(frame.height) < chance
+        upstream = pl.Series("upstream_provider", np.where(drawn, "Together", "DeepInfra"))
+    name = np.where(recent & (renamed is not None), renamed or "", "router-model-1")
+    frame = frame.with_columns(
+        upstream, prompt_chars=pl.lit(400), input_tokens=pl.lit(100), reported_model=name
+    )
+    wh.insert_frame("probe_results", frame, key="run_id")
+    return frame
+
+
+def _sign(wh: Warehouse) -> dict[str, Any]:
+    rows = wh.query("SELECT * FROM warning_signs WHERE sign = ?", [SIGN])
+    assert rows.height == 1, rows
+    return rows.row(0, named=True)
+
+
+def test_traffic_moved_to_another_upstream_fires_and_is_said_in_words(
+    warehouse: Warehouse, tmp_path: Path
+) -> None:
+    """Together served 20 % for 57 days, then 95 %: the sign fires, and the verdict says
+    who served before and after. The old code never read the column: quiet."""
+    _router(warehouse, (0.2, 0.95))
+    page = _render(warehouse, tmp_path, WEEK, END)
+    sign = _sign(warehouse)
+    assert sign["fires"], sign
+    assert "upstream mix by day blocks" in sign["test"], sign
+    # 3 recent of 31 day blocks, the recent ones the most extreme: p = 1 / C(31, 3),
+    # times 5 tests (2 per task family, 1 for the mix)
+    assert abs(sign["pvalue"] - 5 / 4495) < 1e-12, sign
+    verdict = _verdict(page, "router")
+    assert (
+        f"{LABEL} served by DeepInfra 79 %, Together 21 % (1,344 calls on 28 days) \u2192 "
+        "Together 91 %, DeepInfra 9 % (144 calls on the last 3 days), 70 % of calls moved "
+        "(first window)"
+    ) in verdict, verdict
+    assert "(p=" not in verdict and "\u2013 token count" not in verdict, verdict
+
+
+def test_a_provider_that_never_names_an_upstream_reads_as_before(
+    warehouse: Warehouse, tmp_path: Path
+) -> None:
+    """No upstream_provider at all, a new model name in the recent window: the sign, its
+    test, detail and p, and the verdict's line are the old code's, word for word."""
+    _router(warehouse, None, renamed="router-model-2")
+    page = _render(warehouse, tmp_path, WEEK, END)
+    sign = _sign(warehouse)
+    assert sign["fires"] and sign["pvalue"] == 0.0, sign
+    assert sign["test"] == "new values; Mann-Whitney x families, Bonferroni", sign
+    assert sign["detail"] == "reported_model 'router-model-2' (baseline: router-model-1)", sign
+    assert f"{LABEL} \u2013 token count (first window)" in _verdict(page, "router")
+
+
+def test_a_router_whose_mix_held_is_quiet(warehouse: Warehouse, tmp_path: Path) -> None:
+    """Together 30 % before and after: tested, no change reported, nothing in the verdict."""
+    _router(warehouse, (0.3, 0.3))
+    page = _render(warehouse, tmp_path, WEEK, END)
+    sign = _sign(warehouse)
+    assert not sign["fires"], sign
+    assert sign["detail"] == "reported model, fingerprint, token counts and upstream mix as before"
+    assert LABEL not in _verdict(page, "router")
+
+
+def _sticky(rng: np.random.Generator, stint_h: int) -> pl.DataFrame:
+    """31 days of calls every 30 minutes whose upstream (of three) is drawn anew every
+    ``stint_h`` hours: the same routing throughout, only stuck for hours at a time."""
+    times = [SPLIT - timedelta(days=28) + timedelta(minutes=30 * i) for i in range(31 * 48)]
+    stints = rng.choice(["DeepInfra", "Together", "Fireworks"], size=31 * 24 // stint_h + 1)
+    names = [str(stints[i // (2 * stint_h)]) for i in range(len(times))]
+    return pl.DataFrame({"started_at": times, "upstream_provider": names})
+
+
+def test_routing_that_sticks_for_hours_keeps_the_test_s_level() -> None:
+    """Nothing changed, but the router stays on one upstream for 8 hours or a whole day.
+    Calls are not independent, blocks of days are exchangeable: the permutation test
+    rejects at 5 % in about 5 % of such histories (a per-call G-test would reject in
+    most). 200 seeded histories; the 99.9 % binomial bound for 5 % is 22."""
+    rng = np.random.default_rng(11)
+    rejected = 0
+    for k in range(200):
+        found = upstream_shift(_sticky(rng, 8 if k % 2 else 24), SPLIT)
+        rejected += found is not None and found.p_value <= 0.05
+    assert rejected <= 22, rejected
+
+
+def test_a_day_long_stint_on_one_upstream_is_no_change() -> None:
+    """Days alternate between two upstreams, the last three all on Together: half the
+    calls moved, but such a run of days is common in the baseline (p well above 5 %)."""
+    times = [SPLIT - timedelta(days=28) + timedelta(minutes=30 * i) for i in range(31 * 48)]
+    names = ["Together" if t >= SPLIT or (t - SPLIT).days % 2 else "DeepInfra" for t in times]
+    found = upstream_shift(pl.DataFrame({"started_at": times, "upstream_provider": names}), SPLIT)
+    assert found is not None and found.distance == 0.5
+    assert found.p_value > 0.1, found
