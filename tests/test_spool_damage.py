@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 from pipeline.daemon import Daemon, DaemonTuning
-from pipeline.daemon.flush import Flusher, SegmentWriter
+from pipeline.daemon.flush import Flusher, FlushOutcome, RowWriter, SegmentWriter
+from pipeline.daemon.flush.process_handle import FlushProcess
 from pipeline.daemon.spool import Spool, SpoolError, list_segments, pending_lines
 from pipeline.daemon.state import spool_spend
 from pipeline.daemon.status import gather_status
@@ -154,7 +155,7 @@ def test_a_segment_the_kernel_will_not_read_leaves_status_and_spend_readable(
     unreadable: list[SpoolError] = []
     spend = spool_spend(Spool(directory).iter_pending(unreadable), date(2026, 3, 2))
     assert (spend["alpha"].tokens, spend["alpha"].cost_usd) == (120, 0.25)
-    assert [str(e) for e in unreadable] == [f"spool segment {broken.name} cannot be read: "
+    assert [str(e) for e in unreadable] == [f"spool segment {broken} cannot be read: "
                                             "Input/output error"]  # fmt: skip
     status = gather_status(make_config(tmp_path), lock_wait_s=0.2)  # no warehouse yet
     alpha = next(p for p in status.providers if p.provider == "alpha")
@@ -310,7 +311,7 @@ def test_a_spool_segment_the_kernel_refuses_does_not_stop_the_daemon(
         errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
         assert done > 0
         says = {"immutable": "cannot be deleted", "unreadable": "cannot be read"}[fault]
-        named = [e for e in errors if f"spool segment {segment.name} {says}" in e]
+        named = [e for e in errors if f"spool segment {segment} {says}" in e]
         assert len(named) == 1, f"one line for the fault, not one per flush: {errors}"
         assert all("\n" not in e for e in errors), errors
         assert segment.is_symlink() or segment.read_text(encoding="utf-8").strip()
@@ -318,3 +319,91 @@ def test_a_spool_segment_the_kernel_refuses_does_not_stop_the_daemon(
     run_ids = set(stored["run_id"].to_list())
     assert len(run_ids) >= done  # the other segments still flush
     assert (earlier.run_id in run_ids) == (fault == "immutable")
+
+
+def _writer(kind: str, warehouse: Path, directory: Path) -> RowWriter:
+    """The flush's writer in the daemon's own thread, or in its flush process (a real
+    child process, as ``nerfwatch run`` starts it)."""
+    if kind == "thread":
+        return SegmentWriter(Warehouse(warehouse, lock_wait_s=0.2), directory)
+    return FlushProcess(warehouse, lock_wait_s=0.2, spool_dir=directory, reply_timeout_s=120)
+
+
+def _flushes(spool: Spool, flusher: Flusher, rows: list[ProbeResult]) -> list[FlushOutcome]:
+    """Spool each row and flush after each one."""
+    outcomes = []
+    for row in rows:
+        asyncio.run(spool.append(row.to_json()))
+        outcomes.append(flusher.flush_once())
+    return outcomes
+
+
+def test_a_segment_the_flush_process_cannot_read_is_logged_as_a_spool_fault(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """With the separate flush process, a segment whose read fails (EIO: linked to
+    /proc/self/mem) came back as a warehouse error, logged as 'flush failed, spool keeps
+    the rows until the warehouse is back: SpoolError: spool segment seg-... cannot be
+    read'. It is a spool fault: one line says so with the segment's path, over several
+    flushes, and the rows of every other segment are stored."""
+    directory = tmp_path / "spool"
+    earlier, later = _row(), [_row(), _row(), _row()]
+    _spool_with(directory, [earlier])
+    broken = _segment(directory, 2)
+    broken.symlink_to("/proc/self/mem")
+    spool = Spool(directory)
+    spool.open()
+    flusher = Flusher(spool, _writer("process", tmp_path / "w.duckdb", directory))
+    caplog.set_level(logging.INFO)
+    try:
+        outcomes = _flushes(spool, flusher, later)
+    finally:
+        flusher.close()
+        spool.close()
+    errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert len(errors) == 1, f"one line for the fault, not one per flush: {errors}"
+    assert f"spool segment {broken} cannot be read: Input/output error" in errors[0], errors
+    assert "warehouse is back" not in errors[0] and "SpoolError" not in errors[0], errors
+    assert all(o.error is not None and str(broken) in o.error for o in outcomes), outcomes
+    stored = Warehouse(tmp_path / "w.duckdb").query("SELECT run_id FROM probe_results")
+    assert sorted(stored["run_id"]) == sorted(r.run_id for r in [earlier, *later])
+
+
+@pytest.mark.parametrize("kind", ["thread", "process"])
+def test_a_stored_segment_that_cannot_be_deleted_is_reported_once_not_every_flush(
+    tmp_path: Path, kind: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A segment whose rows are stored but which the kernel will not delete (chattr +i)
+    made every later flush a failure: read and inserted again (nothing doubled: the
+    insert skips stored run_ids), the delete refused again, the flush counted failed. Now
+    the first flush says once that it cannot be deleted, with its path; later flushes
+    succeed, do not insert its rows again (no replay), and only try to delete it; once it
+    can be deleted, it is, and the log says so."""
+    directory = tmp_path / "spool"
+    warehouse = tmp_path / "w.duckdb"
+    earlier, later = _row(), [_row(), _row(), _row()]
+    _spool_with(directory, [earlier])
+    segment = _segment(directory, 1)
+    spool = Spool(directory)
+    spool.open()
+    flusher = Flusher(spool, _writer(kind, warehouse, directory))
+    caplog.set_level(logging.INFO)
+    try:
+        with _immutable(segment):
+            outcomes = _flushes(spool, flusher, later)
+            assert segment.exists()
+        said = [r.getMessage() for r in caplog.records]
+        last = flusher.flush_once()
+        assert not segment.exists() and last.error is None
+    finally:
+        flusher.close()
+        spool.close()
+    assert [o.error for o in outcomes] == [None] * len(later), outcomes
+    assert flusher.consecutive_failures == 0
+    errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert len(errors) == 1, f"one line for the segment, not one per flush: {errors}"
+    assert f"spool segment {segment} cannot be deleted: Operation not permitted" in errors[0]
+    assert not [m for m in said if "replay" in m], said  # its rows were not inserted again
+    assert any(f"{segment}, stored earlier, is deleted at last" in m for m in caplog.messages)
+    stored = Warehouse(warehouse).query("SELECT run_id FROM probe_results")["run_id"]
+    assert sorted(stored) == sorted(r.run_id for r in [earlier, *later])

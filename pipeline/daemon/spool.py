@@ -121,7 +121,7 @@ def segment_bytes(path: Path) -> bytes:
     except FileNotFoundError:
         return b""
     except OSError as exc:
-        raise SpoolError(f"spool segment {path.name} cannot be read: {exc.strerror}") from exc
+        raise SpoolError(f"spool segment {path} cannot be read: {exc.strerror}") from exc
 
 
 def pending_lines(directory: Path) -> int:
@@ -134,25 +134,27 @@ def pending_lines(directory: Path) -> int:
     return total
 
 
-def remove_segments(directory: Path, paths: list[Path]) -> None:
-    """Delete flushed segments (their rows are committed to the warehouse), durably.
-
-    One that cannot be deleted (EPERM, EROFS) does not keep the others: they go, and a
-    ``SpoolError`` naming it follows. Its rows are stored; a later flush skips them.
-    """
-    refused: list[str] = []
+def remove_segments(directory: Path, paths: list[Path]) -> dict[Path, str]:
+    """Delete flushed segments (their rows are committed to the warehouse), durably, and
+    return those the kernel will not delete (EPERM: immutable; EROFS; EACCES: a read-only
+    folder) with the reason. One such segment does not keep the others; its rows are
+    stored, so the caller only tries to delete it again. A folder that cannot be synced
+    is a ``SpoolError`` (the deletions may not last; a replay stores nothing twice)."""
+    undeletable: dict[Path, str] = {}
     for path in paths:
         try:
             path.unlink(missing_ok=True)
         except OSError as exc:
-            refused.append(f"spool segment {path.name} cannot be deleted: {exc.strerror}")
-    if paths:
+            undeletable[path] = exc.strerror or str(exc)
+    if len(undeletable) < len(paths):
         try:
             _fsync_dir(directory)
         except OSError as exc:
-            refused.append(f"spool folder {directory} cannot be synced: {exc.strerror}")
-    if refused:
-        raise SpoolError("; ".join([*refused, "the rows are stored; later flushes skip them"]))
+            raise SpoolError(
+                f"spool folder {directory} cannot be synced: {exc.strerror}; the rows are "
+                "stored, and any segment back after a crash is skipped"
+            ) from exc
+    return undeletable
 
 
 def _fsync_dir(directory: Path) -> None:

@@ -17,6 +17,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
 from pipeline.daemon.flush.segments import FlushBatch, SideRows, Written
@@ -33,8 +34,8 @@ _FAILURE_REMINDER = 120
 
 class RowWriter(Protocol):
     """Writes a batch under one hold of the warehouse file (``SegmentWriter``,
-    ``FlushProcess``); raises ``WarehouseBusy``/``WarehouseError`` and keeps the segments
-    (an in-thread writer also ``SpoolError``, for a segment the kernel refuses)."""
+    ``FlushProcess``); raises ``WarehouseBusy``/``WarehouseError`` and keeps the segments,
+    or ``SpoolError`` for a segment the kernel refuses to read or cut."""
 
     def start(self) -> None: ...
 
@@ -69,6 +70,9 @@ class Flusher:
         self._side_lock = threading.Lock()
         self.consecutive_busy = 0
         self.consecutive_failures = 0  # flushes the warehouse refused in a row (an outage)
+        self._failing: type[Exception] | None = None  # what the last failure was
+        # segments stored in the warehouse that the kernel would not delete: path -> why
+        self.undeletable: dict[Path, str] = {}
 
     @contextmanager
     def paused(self) -> Iterator[None]:
@@ -101,7 +105,9 @@ class Flusher:
             if not segments and not side:
                 return FlushOutcome(seconds=time.perf_counter() - started)
             try:
-                written = self.writer.write(FlushBatch([s.path for s in segments], side))
+                paths = [s.path for s in segments]
+                stored = [p for p in paths if p in self.undeletable]
+                written = self.writer.write(FlushBatch(paths, side, stored))
             except WarehouseBusy as exc:
                 self._requeue(side)
                 self.consecutive_busy += 1
@@ -109,11 +115,12 @@ class Flusher:
                     log.warning("flush deferred, spool keeps the rows: %s", exc)
                 seconds = time.perf_counter() - started
                 return FlushOutcome(busy=True, seconds=seconds, depth=self.spool.depth())
-            except (WarehouseError, SpoolError) as exc:  # a spool file: the in-thread writer
+            except (WarehouseError, SpoolError) as exc:  # SpoolError: a segment refused
                 self._requeue(side)
                 self._failed(exc)
                 seconds = time.perf_counter() - started
                 return FlushOutcome(error=str(exc), seconds=seconds, depth=self.spool.depth())
+            self._note_undeletable(paths, written.undeletable)
             if written.replayed:
                 log.info("flush skipped %d rows already stored (replay)", written.replayed)
             if self.consecutive_busy:
@@ -127,6 +134,7 @@ class Flusher:
                     self.consecutive_failures,
                 )
             self.consecutive_failures = 0
+            self._failing = None
             return FlushOutcome(
                 rows=written.rows,
                 inserted=written.inserted,
@@ -139,15 +147,35 @@ class Flusher:
 
     def _failed(self, exc: WarehouseError | SpoolError) -> None:
         """Log an outage once, not once per retried flush (a catalog down for hours would
-        fill the log): the first failure, then a reminder every ``_FAILURE_REMINDER``."""
+        fill the log): the first failure of each kind (spool, warehouse), then a reminder
+        every ``_FAILURE_REMINDER``. A spool fault's message names the segment's path."""
         self.consecutive_failures += 1
         count = self.consecutive_failures
-        if count == 1 and isinstance(exc, SpoolError):
-            log.error("flush failed on the spool's own files, spool keeps the rows: %s", exc)
-        elif count == 1:
+        kind = SpoolError if isinstance(exc, SpoolError) else WarehouseError
+        first, self._failing = kind is not self._failing, kind
+        if first and kind is SpoolError:
+            log.error("flush met a spool fault: %s", exc)
+        elif first:
             log.error("flush failed, spool keeps the rows until the warehouse is back: %s", exc)
         elif count % _FAILURE_REMINDER == 0:
             log.error("flushes still failing (%d in a row), spool keeps the rows: %s", count, exc)
+
+    def _note_undeletable(self, paths: list[Path], undeletable: dict[Path, str]) -> None:
+        """Remember segments stored but not deleted, so later flushes only try to delete
+        them (their rows are not inserted again); say so once per segment, and once more
+        when one is finally deleted."""
+        for path, why in undeletable.items():
+            if path not in self.undeletable:
+                log.error(
+                    "spool segment %s cannot be deleted: %s; its rows are stored in the"
+                    " warehouse, later flushes only try to delete it again",
+                    path,
+                    why,
+                )
+        for path in self.undeletable.keys() - undeletable.keys():
+            if path in paths:
+                log.info("spool segment %s, stored earlier, is deleted at last", path)
+        self.undeletable = dict(undeletable)
 
     def _requeue(self, side: list[SideRows]) -> None:
         """Side rows wait for the next flush (their inserts are idempotent)."""

@@ -16,11 +16,13 @@ from pathlib import Path
 
 from pipeline.daemon.flush.segments import FlushBatch, SegmentWriter, Written
 from pipeline.daemon.logs import setup_logging
+from pipeline.daemon.spool import SpoolError
 from pipeline.warehouse import Lake, Warehouse, WarehouseBusy, WarehouseError
 
 __all__ = ["Reply", "Target", "serve"]
 
-Reply = tuple[str, Written | str]  # ("ok", Written) | ("busy", why) | ("error", why)
+# ("ok", Written) | ("busy", why) | ("spool", why: a segment refused) | ("error", why)
+Reply = tuple[str, Written | str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +65,8 @@ def _write(writer: SegmentWriter, batch: FlushBatch) -> Reply:
         return "ok", writer.write(batch)
     except WarehouseBusy as exc:
         return "busy", str(exc)
+    except SpoolError as exc:  # the spool's fault, not the warehouse's: said as such
+        return "spool", str(exc)
     except WarehouseError as exc:
         return "error", str(exc)
     except Exception as exc:  # reported to the daemon; the segments stay in the spool

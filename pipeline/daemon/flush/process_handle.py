@@ -26,6 +26,7 @@ from pathlib import Path
 
 from pipeline.daemon.flush.in_flush_process import Target, serve
 from pipeline.daemon.flush.segments import FlushBatch, Written
+from pipeline.daemon.spool import SpoolError
 from pipeline.warehouse import Lake, WarehouseBusy, WarehouseError
 
 __all__ = ["FlushProcess"]
@@ -66,7 +67,8 @@ class FlushProcess:
         self._process, self._conn = process, ours
 
     def write(self, batch: FlushBatch) -> Written:
-        """Send the batch, wait for the child's reply; raise like ``SegmentWriter``."""
+        """Send the batch, wait for the child's reply; raise like ``SegmentWriter``
+        (``SpoolError`` too: the child's spool faults are not the warehouse's)."""
         self.start()
         assert self._conn is not None
         try:
@@ -83,6 +85,8 @@ class FlushProcess:
             return payload
         if tag == "busy":
             raise WarehouseBusy(str(payload))
+        if tag == "spool":
+            raise SpoolError(str(payload))
         raise WarehouseError(str(payload))
 
     def close(self) -> None:

@@ -154,10 +154,13 @@ class SideRows:
 
 @dataclass(frozen=True, slots=True)
 class FlushBatch:
-    """One flush's work: sealed segment files, oldest first, and side rows."""
+    """One flush's work: sealed segment files, oldest first, and side rows. ``stored``:
+    those of ``paths`` an earlier flush stored but could not delete; they are only
+    deleted (their rows are not read or inserted again)."""
 
     paths: list[Path]
     side: list[SideRows] = field(default_factory=list)
+    stored: list[Path] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,6 +174,8 @@ class Written:
     finished_at: float
     cpu_s: float  # CPU time of the writing process (all its threads) during the write
     replayed: int = 0  # lines already stored (a flush cut short before its delete)
+    # segments stored but not deleted (the kernel refused): path -> why
+    undeletable: dict[Path, str] = field(default_factory=dict)
 
 
 class _BadSpoolData(Exception):
@@ -211,7 +216,9 @@ class _Line:
 class SegmentWriter:
     """Spool segments → warehouse; raises ``WarehouseBusy``/``WarehouseError`` and then
     leaves every segment in place, or ``SpoolError`` naming a segment the kernel refuses
-    to read, cut or delete (after storing the rows of the others).
+    to read or cut (after storing the rows of the others). A segment stored but not
+    deleted is no error: ``Written.undeletable`` names it, and the caller passes it back
+    as ``FlushBatch.stored`` so that only its deletion is tried again.
 
     A line that cannot become a row never blocks the lines behind it: it goes to the
     ``quarantined_rows`` table (``sql/schema/007_quarantine.sql``), kept verbatim and
@@ -227,7 +234,9 @@ class SegmentWriter:
         """Insert the batch under one hold of the file, then delete its segments."""
         cpu = time.process_time()
         quarantine: list[dict[str, Any]] = []
-        counts, refused = self._readable([p for p in batch.paths if p.exists()], quarantine)
+        stored = [p for p in batch.paths if p in batch.stored]
+        fresh = [p for p in batch.paths if p not in batch.stored and p.exists()]
+        counts, refused = self._readable(fresh, quarantine)
         live = [p for p, lines in counts if lines > 0]
         rows = sum(lines for _, lines in counts)
         held = 0.0
@@ -240,14 +249,17 @@ class SegmentWriter:
                 self._insert_side(batch.side)
                 self._quarantine(quarantine)
             held = time.perf_counter() - held
-        remove_segments(self.spool_dir, [p for p, _ in counts])
+        undeletable = remove_segments(self.spool_dir, [p for p, _ in counts] + stored)
         if refused:  # the others are stored; these stay for the operator (and a later flush)
-            raise SpoolError("; ".join(refused))
+            raise SpoolError(
+                "; ".join(refused) + "; its rows stay in the spool, the other segments' are stored"
+            )
         # a torn tail is no complete line, so it is not among ``rows``
         set_aside = sum(1 for q in quarantine if q["reason"] != "torn_tail")
         replayed = max(0, rows - inserted - events - set_aside)
         finished = time.perf_counter()
-        return Written(rows, inserted, held, finished, time.process_time() - cpu, replayed)
+        cpu_s = time.process_time() - cpu
+        return Written(rows, inserted, held, finished, cpu_s, replayed, undeletable)
 
     def start(self) -> None:
         """Nothing to start: the warehouse is opened per write."""
@@ -306,7 +318,7 @@ class SegmentWriter:
                     os.fsync(fh.fileno())
             except OSError as exc:
                 raise SpoolError(
-                    f"spool segment {path.name} cannot be cut at its torn line: {exc.strerror}"
+                    f"spool segment {path} cannot be cut at its torn line: {exc.strerror}"
                 ) from exc
             quarantine.append(_quarantine_row(tail, "torn_tail", path.name, number, None))
         return data.count(b"\n")
