@@ -227,3 +227,20 @@ def test_the_cycle_chart_draws_a_forecast_from_today_as_the_table_does() -> None
     left, right = window.get_x(), window.get_x() + window.get_width()  # type: ignore[attr-defined]
     assert left == pytest.approx(_day_x(today))
     assert right == pytest.approx(_day_x(date(2026, 12, 24)))
+
+
+def test_a_provider_without_rate_limit_headers_is_named_under_the_headroom_chart(
+    warehouse: Warehouse, tmp_path: Path
+) -> None:
+    """beta sends no rate-limit headers: its row is left out of the chart, and the caption
+    says so rather than letting a reader wonder where it went."""
+    _fill(warehouse, days=3, providers=2)
+    warehouse.execute(
+        "UPDATE probe_results SET rl_requests_limit = NULL, rl_requests_remaining = NULL "
+        "WHERE provider = 'beta'"
+    )
+    html = render_report(warehouse, tmp_path, week=WEEK, now=NOW).read_text(encoding="utf-8")
+    figure = html[html.index('id="chart-headroom"') :]
+    caption = figure[: figure.index("</figcaption>")]
+    assert "Not shown: beta (no rate-limit headers reported)." in caption
+    assert "Not shown: alpha" not in caption

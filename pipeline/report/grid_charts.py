@@ -319,13 +319,16 @@ def headroom_chart(
         axes[0, 1].set_title("request limit reported")
         svg = figure_svg(fig, "headroom", label="Rate-limit headroom over time")
         svg = timeline.stamp(svg, axes[-1, 0])
+    # A provider left out must be named, or its absence reads as a chart that lost it.
+    silent = [p for p in providers if p not in shown]
+    absent = f"Not shown: {', '.join(silent)} (no rate-limit headers reported). " if silent else ""
     return Chart(
         "headroom",
         "Rate-limit headroom",
         "Share of the request limit still "
         "available when each probe ran, as the provider's headers reported it, and "
         "the limit itself (each provider on its own scale from zero: plans differ): a "
-        "limit that steps down is a quiet tightening. " + MARKS_NOTE,
+        "limit that steps down is a quiet tightening. " + absent + MARKS_NOTE,
         svg,
     )
 

@@ -108,7 +108,10 @@ def _series_frame(
             "score_strict": pl.Series(np.where(correct, "correct", "wrong")).zip_with(
                 pl.Series(ok), pl.Series([None] * n, dtype=pl.String)
             ),
-            "sanity_flags": [["repetition"] if f else [] for f in rng.random(n) < 0.01],
+            "sanity_flags": pl.Series(
+                [["repetition"] if f else [] for f in rng.random(n) < 0.01],
+                dtype=pl.List(pl.String),
+            ),
             "cost_usd": np.where(ok, 0.0004 * size, 0.0),
             "rl_requests_limit": limit,
             "rl_requests_remaining": (limit * rng.uniform(0.5, 1.0, n)).astype(np.int64),
