@@ -15,6 +15,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 import pytest
 import time_machine
 
@@ -29,6 +30,7 @@ from pipeline.daemon import Daemon, DaemonStats, DaemonTuning
 from pipeline.daemon.schedule import job_key, offset_s
 from pipeline.daemon.status import DaemonStatus, gather_status
 from pipeline.warehouse import Warehouse
+from pipeline.warehouse.queries import resolve_sql
 from probes.ids import new_run_id
 from probes.result import ProbeResult, planned_row
 from probes.runner import run_probe
@@ -133,28 +135,31 @@ def test_a_backward_step_neither_stalls_nor_doubles_the_schedule(
     assert len(ahead) == (step_s > 60), status.notes
 
 
+@pytest.mark.parametrize("suspend", [timedelta(hours=6), timedelta(days=7)])
 def test_a_resumed_suspend_wakes_the_schedule_with_one_run_and_misfire_rows(
-    tmp_path: Path, simulator: SimulatorHandle
+    tmp_path: Path, simulator: SimulatorHandle, suspend: timedelta
 ) -> None:
     # Every minute at a spread second; the daemon starts just after this minute's run time,
     # so its scheduler sleeps ~a minute (on the monotonic clock, which a suspend stops).
+    # A week is 10,080 runs: each one missed is a row (the old code kept 1,000 per job).
     config = _config(tmp_path, simulator, every_s=None, cron="* * * * *")
     second = int(offset_s(job_key("nova", "short"), 60.0))
     start = datetime(2026, 11, 20, 12, 0, second, tzinfo=UTC) + timedelta(seconds=1)
     runner = TimedRunner()
+    due = int(suspend.total_seconds() // 60)  # run times the suspend passed over
 
     async def main() -> tuple[DaemonStats, float]:
         with time_machine.travel(start, tick=True) as clock:
             daemon = Daemon(config, probe_fn=runner, tuning=QUIET)  # type: ignore[arg-type]
             task = asyncio.create_task(daemon.run())
             await wait_until_async(lambda: bool(daemon.next_runs()), what="the scheduler")
-            clock.shift(timedelta(hours=6))  # suspended for six hours, then resumed
+            clock.shift(suspend)  # suspended, then resumed
             resumed = time.monotonic()
             # Before the fix nothing happened until the old timer ran out (~a minute).
             await wait_until_async(
-                lambda: daemon.stats.scheduled >= 6 * 60,
-                timeout=20,
-                what="the six hours of missed runs to be accounted for",
+                lambda: daemon.stats.scheduled >= due,
+                timeout=20 + due / 100,
+                what=f"the {due} missed runs to be accounted for",
             )
             await asyncio.sleep(0)
             daemon.stop()
@@ -166,8 +171,16 @@ def test_a_resumed_suspend_wakes_the_schedule_with_one_run_and_misfire_rows(
     # No burst on the provider: at most the one coalesced run after the resume.
     assert len([t for t in runner.began if t >= resumed]) <= 1, runner.began
     missed = [r for r in rows if r["skip_reason"] == "misfire"]
-    assert len(missed) >= 6 * 60 - 1
-    assert all(start <= r["started_at"] <= start + timedelta(hours=6) for r in missed)
+    assert len(missed) >= due - 1
+    assert len({r["started_at"] for r in missed}) == len(missed)  # one row per run
+    assert all(start <= r["started_at"] <= start + suspend for r in missed)
+    # The canned query counts them all, over the whole suspend.
+    sql = resolve_sql("skipped_runs")
+    counted = (
+        Warehouse(config.warehouse.location).query(sql).filter(pl.col("skip_reason") == "misfire")
+    )
+    assert counted["n"].to_list() == [len(missed)], counted
+    assert counted["last_at"][0] - counted["first_at"][0] >= suspend - timedelta(minutes=2)
 
 
 def test_todays_spend_and_status_across_midnight_both_ways(

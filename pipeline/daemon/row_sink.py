@@ -6,7 +6,8 @@ A row counts (``DaemonStats.done/skipped/aborted``) only once it is durably appe
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+from collections.abc import Awaitable, Callable, Iterable
 from datetime import datetime
 
 from pipeline.daemon.contract import DaemonStats
@@ -17,6 +18,8 @@ from pipeline.daemon.schedule import JobSpec
 from probes.result import ProbeResult
 
 __all__ = ["RowSink"]
+
+_CHUNK = 256  # rows in flight at once when writing many: one spool fsync, a short loop hold
 
 
 class RowSink:
@@ -44,6 +47,18 @@ class RowSink:
         """The row of a run that could not start, and why."""
         self._metrics.skipped.labels(spec.provider.name, reason).inc()
         await self.persist(self.bare_row(spec, when, "skipped", reason))
+
+    async def skip_all(self, spec: JobSpec, whens: Iterable[datetime], reason: str) -> None:
+        """The rows of many runs that could not start (a long suspend's misfires), a
+        chunk at a time: the spool commits a chunk with one fsync, and the event loop
+        runs between chunks instead of queueing a task per row."""
+        chunk: list[Awaitable[None]] = []
+        for when in whens:
+            chunk.append(self.skip(spec, when, reason))
+            if len(chunk) >= _CHUNK:
+                await asyncio.gather(*chunk)
+                chunk = []
+        await asyncio.gather(*chunk)
 
     async def persist(self, result: ProbeResult) -> None:
         """Durably append one row (or hold it while the spool refuses it); only then

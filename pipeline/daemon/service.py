@@ -22,7 +22,7 @@ import contextlib
 import functools
 import logging
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
 
@@ -176,6 +176,7 @@ class Daemon:
         return SchedulerBridge(
             on_run=self._on_trigger,
             on_missed=self._on_missed,
+            on_missed_runs=self._on_missed_runs,
             stats=self.stats,
             metrics=self.metrics,
         )
@@ -201,6 +202,10 @@ class Daemon:
     def _on_missed(self, spec: JobSpec, when: datetime, reason: str) -> None:
         """A run that could not start (overrun, misfire) still leaves its row."""
         self._tasks.spawn(self._sink.skip(spec, when, reason))
+
+    def _on_missed_runs(self, spec: JobSpec, whens: Iterator[datetime], reason: str) -> None:
+        """Every run a clock jump skipped leaves its row, written in chunks."""
+        self._tasks.spawn(self._sink.skip_all(spec, whens, reason))
 
     def _apply_config(self, new: Config) -> int:
         """A reloaded config reaches every part that reads it; returns the job count."""
