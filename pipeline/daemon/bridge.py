@@ -13,10 +13,10 @@ after a jump forward (a resumed suspend) it wakes the scheduler at once, which c
 the runs due meanwhile into one, each missed one recorded as a ``misfire`` row.
 
 Every coalesced run gets its row, however long the suspend: a week of a minute job is
-10,080 rows (about 3 MB), and summarising the excess in one row would make every count
-of rows per run wrong. They are walked lazily and handed to ``on_missed_runs``, which
-writes them a chunk at a time, so neither the walk (a cron trigger's next time costs
-~0.1 ms) nor the writes hold the event loop for long.
+10,080 rows (about 1 MB in the warehouse), and summarising the excess in one row would
+make every count of rows per run wrong. They are walked lazily and handed to
+``on_missed_runs``, which writes them a chunk at a time, so neither the walk (a cron
+trigger's next time costs ~0.1 ms) nor the writes hold the event loop for long.
 """
 
 from __future__ import annotations
