@@ -61,6 +61,7 @@ def compute(
         return c.frames()
     grid = hour_grid(hourly)
     adjusted: dict[tuple[str, str, str, str], NDArray[np.float64]] = {}
+    searched: dict[tuple[str, str, str, str], list[int]] = {}  # their offline breaks
     # one pass splits the grid into series (a filter per series scanned all of it each time)
     parts = grid.partition_by(
         "provider", "model", "context_class", maintain_order=True, as_dict=True
@@ -74,9 +75,10 @@ def compute(
                 continue
             s = decompose(hours, logv)
             seasonality_rows(c, key, metric, s)
-            change_rows(c, key, metric, hours, s.adjusted, seed)
+            breaks = change_rows(c, key, metric, hours, s.adjusted, seed)
             if metric in PHASE_METRICS:
                 adjusted[(*key, metric)] = s.adjusted
+                searched[(*key, metric)] = breaks
         rate_change_rows(c, key, part)
     vendors = {
         (p, m): v
@@ -84,7 +86,7 @@ def compute(
         .agg(pl.col("vendor").drop_nulls().first())
         .rows()
     }
-    phase_map = phase_rows(c, grid, adjusted, seed)
+    phase_map = phase_rows(c, grid, adjusted, seed, searched)
     penalty = long_context_penalty(grid)
     signs = warning_signs(hourly, penalty, incidents, vendors, extra=extra_signs, paired=paired)
     for r in signs:

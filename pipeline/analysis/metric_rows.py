@@ -6,10 +6,12 @@ answers, sanity flags) at a time; each break gets an effect with its interval an
 A rate's break is where the search put it, so the exact test at that day alone is
 optimistic, and a day's probes are no independent trials (errors come in bursts). Its
 stored p-value is therefore the two-sided exact test on counts divided by the daily
-dispersion around the fitted segments (``effects.piecewise_dispersion``), times the number
+dispersion around the fitted segments (``effects.piecewise_dispersion``) and by how
+long busy spells last (``break_tests.day_dependence``), times the number
 of days the break could have been put on between its neighbours (Bonferroni over the
-search: conservative; the neighbours themselves are not adjusted for). The latency rows'
-p-value is still the plain test at the chosen break (optimistic).
+search: conservative; the neighbours themselves are not adjusted for). A latency break's
+p-value likewise tests the whole stretch between its neighbours, for a change of level at
+any hour, against hourly noise that wanders (``break_tests.level_change_pvalue``).
 """
 
 from __future__ import annotations
@@ -20,10 +22,10 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
+from pipeline.analysis.break_tests import day_dependence, level_change_pvalue
 from pipeline.analysis.changepoints import detect
 from pipeline.analysis.effects import (
     fisher_dispersed,
-    mann_whitney_one_sided,
     piecewise_dispersion,
     rate_ratio_ci,
     relative_shift_ci,
@@ -84,26 +86,26 @@ def change_rows(
     hours: NDArray[np.datetime64],
     adjusted: NDArray[np.float64],
     seed: int,
-) -> None:
-    """Offline (confirmed) and online change points of one deseasonalized log series."""
+) -> list[int]:
+    """Offline (confirmed) and online change points of one deseasonalized log series;
+    returns the offline breaks (``detect``'s), so phases need not search the series again."""
     provider, model, ctx = key
     breaks = detect(adjusted, monitor=True)
     edges = [0, *breaks, adjusted.size]
     for i, b in enumerate(breaks, start=1):
         before, after = adjusted[edges[i - 1] : b], adjusted[b : edges[i + 1]]
         eff, lo, hi = relative_shift_ci(before, after, seed=seed + i)
-        p_up = mann_whitney_one_sided(before, after)
-        p = min(1.0, 2 * min(p_up, 1 - p_up)) if math.isfinite(p_up) else None
+        p = level_change_pvalue(adjusted[edges[i - 1] : edges[i + 1]])
         c.add(
             "change_points", provider=provider, model=model, metric=metric,
             context_class=ctx, at=as_datetime(hours[b]),
             level_before=_level(before),
             level_after=_level(after),
             effect=finite(eff), effect_lo=finite(lo), effect_hi=finite(hi),
-            pvalue=p, detector="offline", detected_at=None,
+            pvalue=finite(p), detector="offline", detected_at=None,
         )  # fmt: skip
     if metric not in ONLINE_METRICS:
-        return
+        return breaks
     baseline_n = min(24 * 28, max(24 * 7, adjusted.size // 3))
     for alarm in online_alarms(adjusted, baseline_n=baseline_n, target_arl0=ONLINE_ARL0_HOURS):
         before = adjusted[max(0, alarm.start - 168) : alarm.start]
@@ -116,6 +118,7 @@ def change_rows(
             effect=finite(eff), effect_lo=finite(lo), effect_hi=finite(hi),
             pvalue=None, detector="online", detected_at=as_datetime(hours[alarm.index]),
         )  # fmt: skip
+    return breaks
 
 
 # Mean events a day below which a daily rate is searched raw (see ``search_scale``).
@@ -170,7 +173,7 @@ def rate_change_rows(c: ResultRows, key: tuple[str, str, str], part: pl.DataFram
             continue
         breaks = detect(search_scale(ev, tr), monitor=True)
         edges = [0, *breaks, tr.size]
-        phi = piecewise_dispersion(ev, tr, edges)
+        phi = piecewise_dispersion(ev, tr, edges) * day_dependence(ev, tr, edges)
         for i, b in enumerate(breaks, start=1):
             e_b, n_b = int(ev[edges[i - 1] : b].sum()), int(tr[edges[i - 1] : b].sum())
             e_a, n_a = int(ev[b : edges[i + 1]].sum()), int(tr[b : edges[i + 1]].sum())

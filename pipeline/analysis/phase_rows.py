@@ -3,6 +3,7 @@ daily probability of being degraded."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date
 
@@ -24,18 +25,24 @@ _SPEED = "output_tps_p50"
 PHASE_METRICS = ("ttft_p50_ms", _SPEED)  # deseasonalized series the phases read
 
 
+SeriesKey = tuple[str, str, str, str]  # provider, model, context class, metric
+
+
 def _provider_series(
-    grid: pl.DataFrame, adjusted: dict[tuple[str, str, str, str], NDArray[np.float64]],
-    provider: str, model: str,
-) -> ProviderSeries:  # fmt: skip
+    grid: pl.DataFrame, adjusted: dict[SeriesKey, NDArray[np.float64]],
+    provider: str, model: str, searched: Mapping[SeriesKey, list[int]],
+) -> tuple[ProviderSeries, dict[str, list[int]]]:  # fmt: skip
+    """The provider's series on one hourly grid, and the breaks already searched on those
+    of its signals that fill the grid unchanged (``phases.candidate_breaks``)."""
     key = (provider, model)
+    known: dict[str, list[int]] = {}
     part = grid.filter((pl.col("provider") == provider) & (pl.col("model") == model))
     lo, hi = time_span(part["hour"])
     h = np.arange(as_hour64(lo), as_hour64(hi) + 1)
     contexts = sorted(set(part["context_class"].to_list()))
     short_ctx = "short" if "short" in contexts else contexts[0]
 
-    def aligned(ctx: str, metric: str = "ttft_p50_ms") -> NDArray[np.float64]:
+    def aligned(signal: str, ctx: str, metric: str = "ttft_p50_ms") -> NDArray[np.float64]:
         series_key = (*key, ctx, metric)
         out = np.full(h.size, np.nan)
         if series_key in adjusted:
@@ -43,6 +50,8 @@ def _provider_series(
             off = int((as_hour64(first) - h[0]).astype(np.int64))
             vals = adjusted[series_key]
             out[off : off + vals.size] = vals
+            if series_key in searched and off == 0 and vals.size == h.size:
+                known[signal] = searched[series_key]  # detect saw this very array
         return out
 
     counts = (
@@ -64,17 +73,20 @@ def _provider_series(
         out[idx] = counts[col].fill_null(0).to_numpy()
         return out
 
-    return ProviderSeries(
+    series = ProviderSeries(
         hours=h,
-        short=aligned(short_ctx),
-        long=aligned("long") if "long" in contexts and short_ctx != "long" else None,
-        speed=aligned(short_ctx, _SPEED) if (*key, short_ctx, _SPEED) in adjusted else None,
+        short=aligned("short", short_ctx),
+        long=aligned("long", "long") if "long" in contexts and short_ctx != "long" else None,
+        speed=aligned("speed", short_ctx, _SPEED)
+        if (*key, short_ctx, _SPEED) in adjusted
+        else None,
         n=count("n"),
         n_errors=count("n_busy") + count("n_timeout"),
         n_scored=count("n_scored"),
         n_correct=count("n_correct"),
         n_flagged=count("n_flagged"),
     )
+    return series, known
 
 
 @dataclass
@@ -87,13 +99,16 @@ class PhaseInfo:
 def phase_rows(
     c: ResultRows,
     grid: pl.DataFrame,
-    adjusted: dict[tuple[str, str, str, str], NDArray[np.float64]],
+    adjusted: dict[SeriesKey, NDArray[np.float64]],
     seed: int,
+    searched: Mapping[SeriesKey, list[int]] | None = None,
 ) -> dict[tuple[str, str], PhaseInfo]:
+    """Phase and degraded-day rows of every provider/model; ``searched``: the offline breaks
+    ``metric_rows.change_rows`` found on ``adjusted``, reused rather than searched again."""
     out: dict[tuple[str, str], PhaseInfo] = {}
     for provider, model in grid.select("provider", "model").unique(maintain_order=True).rows():
-        s = _provider_series(grid, adjusted, provider, model)
-        phases, _ = find_phases(s, seed=seed)
+        s, known = _provider_series(grid, adjusted, provider, model, searched or {})
+        phases, _ = find_phases(s, seed=seed, searched=known)
         for ph in phases:
             c.add(
                 "phases", provider=provider, model=model, phase_no=ph.phase_no,

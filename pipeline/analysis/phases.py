@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
 import numpy as np
@@ -103,14 +103,23 @@ def _merge(breaks: list[int], n: int) -> list[int]:
     return out
 
 
-def candidate_breaks(s: ProviderSeries) -> list[int]:
-    """Union of the change points of every key signal, in hour indices."""
-    breaks = list(detect(s.short, monitor=True))
+def candidate_breaks(
+    s: ProviderSeries, searched: Mapping[str, list[int]] | None = None
+) -> list[int]:
+    """Union of the change points of every key signal, in hour indices. ``searched``: the
+    ``detect`` breaks already found for "short", "long" or "speed" on exactly these arrays
+    (``metric_rows.change_rows`` searched them), so they are not searched twice."""
+    known = searched or {}
+
+    def breaks_of(signal: str, x: FloatArray) -> list[int]:
+        return list(known[signal]) if signal in known else detect(x, monitor=True)
+
+    breaks = breaks_of("short", s.short)
     if s.long is not None:
         breaks += detect(s.long - s.short, monitor=True)
-        breaks += detect(s.long, monitor=True)
+        breaks += breaks_of("long", s.long)
     if s.speed is not None:
-        breaks += detect(s.speed, monitor=True)
+        breaks += breaks_of("speed", s.speed)
     breaks += _daily_breaks(s.n_errors, s.n)
     if s.n_scored is not None and s.n_correct is not None:
         wrong = s.n_scored - s.n_correct
@@ -282,12 +291,15 @@ def _improving(prev: Segment, seg: Segment) -> bool:
     )
 
 
-def find_phases(s: ProviderSeries, seed: int = 0) -> tuple[list[Phase], list[Segment]]:
-    """Phases (merged segments) and the raw labelled segments of one provider/model."""
+def find_phases(
+    s: ProviderSeries, seed: int = 0, searched: Mapping[str, list[int]] | None = None
+) -> tuple[list[Phase], list[Segment]]:
+    """Phases (merged segments) and the raw labelled segments of one provider/model
+    (``searched``: see ``candidate_breaks``)."""
     n = s.short.size
     if n == 0:
         return [], []
-    edges = [0, *candidate_breaks(s), n]
+    edges = [0, *candidate_breaks(s, searched), n]
     base = _baseline(s, edges)
     segments = [
         _compare(s, (lo, hi), base) if (lo, hi) != base else Segment(lo, hi)
