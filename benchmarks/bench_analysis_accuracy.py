@@ -14,6 +14,9 @@ the planted phases (synthetic_phases) and releases. Scores per history and overa
 * false phases per 180 stable days: detected degraded phases starting inside planted
   stable time (outside the first ramp of the stable stage and 24 h from any planted change);
 * lead-time error: detected minus planted release lead time (days);
+* false relapses: detected degraded phases that follow a recovering one and start inside a
+  planted recovery or stable stage (24 h from its edges): a recovery read as a new
+  degradation;
 * onset interval coverage: share of matched onsets whose planted time lies inside the phase's
   95 % onset interval (phases.start_lo/start_hi, +-1 h for hourly resolution).
 
@@ -100,6 +103,18 @@ def truth(wh: Warehouse) -> tuple[dict[str, list[datetime]], dict[str, list[tupl
     return onsets, stable, start
 
 
+def calm_intervals(wh: Warehouse) -> dict[str, list[tuple]]:
+    """Planted recovery and stable stages per provider, 24 h in from each edge."""
+    ph = wh.query(
+        "SELECT provider, start_at, end_at FROM synthetic_phases "
+        "WHERE stage IN ('recovery', 'stable') ORDER BY provider, start_at"
+    )
+    out: dict[str, list[tuple]] = {}
+    for provider, lo, hi in ph.rows():
+        out.setdefault(provider, []).append((lo + 24 * H, hi - 24 * H))
+    return out
+
+
 def match(found: list[datetime], planted: list[datetime], margin: timedelta) -> list[tuple]:
     """Greedy one-to-one matching by closeness within ``margin``."""
     pairs = sorted(
@@ -133,8 +148,9 @@ def score_history(wh: Warehouse, aid: str) -> dict[str, float | list[float]]:
     res: dict[str, float | list[float]] = {
         "tp24": 0, "tp72": 0, "n_found": 0, "n_true": 0, "false": 0,
         "stable_days": 0.0, "err": [], "delay": [], "lead_err": [], "misses": [],
-        "covered": [], "width": [],
+        "covered": [], "width": [], "relapses": 0, "recoveries": 0,
     }  # fmt: skip
+    calm = calm_intervals(wh)
     for provider, planted in onsets.items():
         rows = phases.filter(pl.col("provider") == provider).rows(named=True)
         found = [
@@ -143,6 +159,13 @@ def score_history(wh: Warehouse, aid: str) -> dict[str, float | list[float]]:
             if prev["label"] == "stable" and r["label"] == "degraded"
         ]
         degraded_starts = [r["start_at"] for r in rows if r["label"] != "stable"]
+        res["recoveries"] += sum(r["label"] == "recovering" for r in rows)  # type: ignore[operator]
+        res["relapses"] += sum(  # type: ignore[operator]
+            prev["label"] == "recovering"
+            and r["label"] == "degraded"
+            and any(lo <= r["start_at"] <= hi for lo, hi in calm.get(provider, []))
+            for prev, r in itertools.pairwise(rows)
+        )
         res["n_found"] += len(found)  # type: ignore[operator]
         res["n_true"] += len(planted)  # type: ignore[operator]
         hits = match(found, planted, 24 * H)
@@ -269,7 +292,8 @@ def part1(n: int, show_misses: bool = False) -> None:
         f"lead-time error median |{med([abs(x) for x in lead]):.1f}| d, "  # type: ignore[union-attr]
         f"{within:.0%} within +-7 d; the onset's 95 % interval (+-1 h) holds the planted "
         f"onset for {statistics.fmean(total['covered']):.0%} of matched onsets, median width "  # type: ignore[arg-type]
-        f"{med(total['width']):.0f} h"  # type: ignore[arg-type]
+        f"{med(total['width']):.0f} h; false relapses {total['relapses']} "
+        f"(recovering phases {total['recoveries']})"
     )
 
 

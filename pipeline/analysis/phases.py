@@ -17,11 +17,11 @@
    long-context penalty +10 %, time per output token +5 %, error rate x1.5 and +0.5 pt,
    accuracy -2 pt, flags x2). Output speed is tested as its inverse (time per token, so
    up is worse like TTFT) and reported as the change in speed.
-4. Label: degraded when a signal moved for the worse; recovering when still off but every
-   moved signal is less off than in the (non-stable) segment before and none is new;
-   stable otherwise. Stage: errors, accuracy or flags
-   moved -> major_degradation; long-context penalty moved -> long_context_issues; otherwise
-   subtle_degradation; recovering -> recovery.
+4. Label: degraded when a signal moved for the worse; recovering when still off, no signal
+   is worse than in the segment before (same tests and minimum effects), and either that
+   segment was recovering or some signal got better than in it; stable otherwise. Stage:
+   errors, accuracy or flags moved -> major_degradation; long-context penalty moved ->
+   long_context_issues; otherwise subtle_degradation; recovering -> recovery.
 5. A stable -> degraded boundary is moved to where the latency signals that moved in the
    episode began to depart: a joint flat-ramp-flat (broken-line) fit, kept only when it
    beats an abrupt step, with a 95 % likelihood-ratio interval of the onset kept with the
@@ -276,19 +276,24 @@ def _label(segments: list[Segment], s: ProviderSeries) -> list[Segment]:
                 stage = "subtle_degradation"
             prev = out[-1] if out else None
             after_degraded = prev is not None and prev.label in ("degraded", "recovering")
-            if prev is not None and after_degraded and _improving(prev, seg):
+            if prev is not None and after_degraded and _improving(prev, seg, s):
                 label, stage = "recovering", "recovery"
         out.append(Segment(seg.start, seg.end, seg.moved, seg.pvalues, label, stage))
     return out
 
 
-def _improving(prev: Segment, seg: Segment) -> bool:
-    """Every signal still off is less off than in the previous segment, and nothing new
-    moved: the provider is on its way back (the boundary itself is a confirmed change)."""
-    return all(
-        name in prev.moved and abs(effect) < abs(prev.moved[name])
-        for name, effect in seg.moved.items()
-    )
+def _improving(prev: Segment, seg: Segment, s: ProviderSeries) -> bool:
+    """The provider is on its way back. A label changes only on evidence, from the tests
+    and minimum effects a segment is compared with the baseline by (``_compare``, here
+    with the segment before as reference): a recovery goes on unless some signal got
+    worse than in the segment before; a degradation turns into a recovery when, besides
+    that, some signal got better. (Comparing point estimates called a three-day stretch of
+    a recovery a new major degradation whenever its error rate came out a little higher
+    by chance, or crossed the bar against the baseline that the stretch before missed.)"""
+    here, before = (seg.start, seg.end), (prev.start, prev.end)
+    if _compare(s, here, before).moved:
+        return False
+    return prev.label == "recovering" or bool(_compare(s, before, here).moved)
 
 
 def find_phases(
