@@ -77,6 +77,7 @@ class Verdict:
     changes: list[str]  # what changed this week, in words
     outlook: str = ""  # with too little data: what it cannot tell yet and what it needs
     details: str = ""  # the raw numbers behind the confidence: probes, CI, p- and q-values
+    failing: str = ""  # every probe of the last hours failed (``failing_now``), or ""
 
 
 @dataclass(frozen=True, slots=True)

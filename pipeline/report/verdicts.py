@@ -10,6 +10,7 @@ and are worded that way.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -20,6 +21,7 @@ from pipeline.report import fmt
 from pipeline.report.confidence import Evidence, grade
 from pipeline.report.context import Recommendation, SignView, Verdict
 from pipeline.report.data import ReportData
+from pipeline.report.failing_now import failing_now
 from pipeline.report.last_day import last_day, provisional_note
 from pipeline.report.severity import SeverityBasis, describe, severity_basis
 from pipeline.report.upstream_words import served_by
@@ -322,6 +324,18 @@ def _stale(data: ReportData, phase: dict[str, Any], last: datetime) -> str:
 
 
 def _verdict(data: ReportData, provider: str, model: str) -> Verdict:
+    """The card, with an outage under way at the end of the data said first and coloured
+    as bad whatever the phases say: they need days to see it."""
+    verdict = _phase_verdict(data, provider, model)
+    failing = failing_now(_hours(data, provider))
+    if failing is None or verdict.status.startswith("No probes since"):
+        return verdict
+    # the phase's stage is still told, as what the phases (days long) say of the stretch
+    since = f"{verdict.status} phase {verdict.since}".strip()
+    return replace(verdict, tone="bad", status="Failing now", since=since, failing=failing.words())
+
+
+def _phase_verdict(data: ReportData, provider: str, model: str) -> Verdict:
     outlook = _readiness(data, provider)
     # Without a baseline the analysis's phases and change points are noise, not news.
     changes = ([] if outlook else _analysis_changes(data, provider)) + _week_changes(data, provider)
@@ -423,7 +437,10 @@ def _pick(data: ReportData, cls: str) -> Recommendation:
             "back to. Add a second provider to get a recommendation.",
         )
     healthy = rows.filter(
-        ~pl.col("provider").map_elements(lambda p: _degraded(data, p), return_dtype=pl.Boolean)
+        ~pl.col("provider").map_elements(
+            lambda p: _degraded(data, p) or failing_now(_hours(data, p)) is not None,
+            return_dtype=pl.Boolean,
+        )
     )
     pool = healthy if healthy.height else rows
     best_availability = float(pool["availability"].max())  # type: ignore[arg-type]
