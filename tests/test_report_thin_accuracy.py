@@ -84,6 +84,10 @@ def test_the_empty_panel_draws_words_not_an_axis(warehouse: Warehouse) -> None:
     assert not alpha.lines and not any(t.get_visible() for t in alpha.get_yticklabels())
     assert any(t.get_visible() and t.get_text() for t in beta.get_yticklabels())
     assert beta.lines and not beta.texts  # a chartable provider keeps its line, no words
+    # the flag rate counts every response, so a thin accuracy keeps its flag line
+    assert fig.axes[1].lines and fig.axes[3].lines
+    low, _ = fig.axes[1].get_ylim()
+    assert low < 0  # a rate of 0 is drawn above the axis line, not hidden on it
 
 
 @pytest.mark.browser

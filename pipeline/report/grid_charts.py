@@ -240,6 +240,7 @@ def accuracy_figure(
             _too_few(left, thin[provider])
         elif part.height:
             _accuracy_line(left, part, colour)
+        if part.height:  # a flag rate counts every response, not scored answers alone
             flags = part["n_flagged"].to_numpy() / part["n"].to_numpy() * 100
             dot = marker(part.height)
             right.plot(dates(part, "day"), flags, color=colour, lw=1.0, marker=dot, ms=3)
@@ -250,6 +251,8 @@ def accuracy_figure(
             timeline.axis(ax)
     axes[0, 0].set_ylim(floor, 100.5)
     _floor_zero(axes[0, 1])
+    top = axes[0, 1].get_ylim()[1]
+    axes[0, 1].set_ylim(-0.03 * top, top)  # a rate of 0 drawn above the axis line, not on it
     axes[0, 0].set_title(f"accuracy (95 % Wilson band), axis {floor:.0f}–100 %")
     axes[0, 1].set_title("sanity-flag rate")
     return fig
