@@ -16,7 +16,7 @@ Method, all of it parameter-free for the caller:
    false-alarm control: the median of a short window is itself noisy, so the ratio's tail
    is far heavier than exponential and the screen passes 4-12 % of changeless series. Its
    exact law was measured and not kept: it needs a line about three times stronger and
-   loses real monthly and segmentation cycles (the README's thirty-third session).
+   loses real monthly and segmentation cycles (docs/changepoints.md, thirty-third session).
 2. **Which period?** Two bases, each with its multiples up to 4, rounded both ways, whenever
    four whole cycles fit in the data: the peak's period, and the fundamental of every line
    that passes the screen. Differencing weights a cycle's k-th harmonic by
@@ -47,7 +47,7 @@ before both mends).
 Known limit: a real series with longer memory than AR(1) (a level that wanders in slow
 swings) can still pass the phase test at a long period. On 500 real series read by eye,
 adding the fundamental moved 6: two better, four worse, three of those through a long
-period (47, 168, 192) where people mark nothing (the README's thirty-fourth session).
+period (47, 168, 192) where people mark nothing (docs/changepoints.md, thirty-fourth session).
 Trying every multiple of the peak instead found more of them (hourly machine series read
 at 168, not 24) and was not kept.
 """

@@ -413,7 +413,7 @@ def one_per_transition(
     excursion's points left out (``transition_pvalue``). Until the thirty-sixth session it
     was asked of each end alone in a window that still held the excursion, which any tall
     burst passes, so a tall burst that returned was still reported at one end (11 of the
-    15 hourly machine KPIs this changed are better, 4 worse; the project README). Where
+    15 hourly machine KPIs this changed are better, 4 worse; docs/changepoints.md). Where
     the points left may wander like a random walk, whose test needs consecutive points,
     each end is still tested alone.
 
@@ -424,7 +424,7 @@ def one_per_transition(
     they do, the stretch is still too short to be a regime to that reader, so the two are
     one transition, and the better one is kept as within a point. (Until the thirty-fifth
     session both stayed then: a burst that ended a little higher than it began was
-    reported at both ends; judged on long series, the project README's thirty-fifth
+    reported at both ends; judged on long series, docs/changepoints.md, thirty-fifth
     session.) A monitor keeps every excursion longer than a point: an incident that ends
     is what it watches for."""
     edges = sorted({0, *fixed, x.size})

@@ -54,7 +54,7 @@ per cell, forty-first session), false changes this pass adds per series beyond t
 confirmation's: 40 points, rho 0.5 and 0.8: +0.065 and +0.075 (0 on white noise);
 100 points: +0.005 on white noise, +0.02 at rho 0.8; 300 points: +0.015 on white
 noise, 0 otherwise. The remedy, a bias-corrected ``rho``, lost on the looked-at short
-series when tried in the confirmation (README, "Measured and not kept"), so it has not
+series when tried in the confirmation (docs/changepoints.md, "Measured and not kept"), so it has not
 been tried here.
 
 On a smooth trend with no break the sides are not flat or a curve beats two levels, so

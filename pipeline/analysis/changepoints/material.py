@@ -22,7 +22,7 @@ with its cycle removed, whose range can be a small part of it). For a series rea
 is the chart's own height (``series_range(x, extremes=True)``): its maximum minus its
 minimum once each one-point outlier is pulled to its neighbours, since a reader discounts
 those while a burst of a few points sets the axis, and beside a tall burst a shift of 2 %
-of it is not seen (since the thirty-sixth session; the project README). A monitor's metric
+of it is not seen (since the thirty-sixth session; docs/changepoints.md). A monitor's metric
 keeps its 1st to 99th percentile, so that one incident does not hide the next step. The
 floor is a resolution, as the scoring's margin of a few points is one for positions: a
 change of 3 % of the range is about the smallest a reader sees on a chart of the whole
