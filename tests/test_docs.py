@@ -15,6 +15,8 @@ from typer.testing import CliRunner
 
 import bootstrap
 from pipeline.cli import app
+from pipeline.config.starter import STARTER_CONFIG
+from probes.adapters.presets import PRESETS
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -114,3 +116,13 @@ def test_readme_says_when_uv_run_works() -> None:
     paragraphs = README.split("\n\n")
     for paragraph in (p for p in paragraphs if "uv run" in p):
         assert "on your PATH" in paragraph, paragraph
+
+
+def test_every_preset_is_in_the_readme_and_the_starter_config() -> None:
+    """A user who cannot find a preset (llamacpp was in neither) configures a plain one and
+    loses what it does, e.g. sizing long prompts with the server's own /tokenize."""
+    listed = re.search(r"`preset` \(wire quirks: ([^)]*)\)", README)
+    assert listed, "README: the [[providers]] row no longer lists the presets"
+    for name in PRESETS:
+        assert re.search(rf"\b{re.escape(name)}\b", listed.group(1)), f"README: preset {name}"
+        assert f'preset = "{name}"' in STARTER_CONFIG, f"nerfwatch init: preset {name}"

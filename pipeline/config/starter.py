@@ -177,6 +177,15 @@ price_output_per_mtok = 4.0
 # model = "Qwen/Qwen3-8B"
 # max_context = 32768
 
+# [[providers]]                              # a local llama.cpp llama-server
+# name = "llamacpp"
+# vendor = "local"
+# format = "openai"
+# preset = "llamacpp"                        # sizes long prompts with its /tokenize
+# base_url = "http://127.0.0.1:8080/v1"
+# model = "local-model"                      # what --alias names (default: the file's path)
+# max_context = 8192                         # the server's -c (per slot with -np)
+
 # [[providers]]                              # a local Ollama
 # name = "ollama"
 # vendor = "local"
