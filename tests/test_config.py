@@ -176,7 +176,11 @@ BAD = {
     ),
     "context above max": (
         replace('context = "32k"', 'context = "64k"'),
-        ["probes[1].context", "exceeds provider 'alpha' max_context 64,000"],
+        [
+            "probes[1].context",
+            "exceeds provider 'alpha' max_context 64,000; lower its context or list the "
+            "providers it runs on (providers = [...])",
+        ],
         ('context = "64k"', 1),
     ),
     "bad format": (

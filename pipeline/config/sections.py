@@ -207,7 +207,8 @@ def _probes(
                     f"{p}.context",
                     f"context {context:,} + max_output_tokens "
                     f"{t['max_output_tokens']:,} exceeds provider {target!r} "
-                    f"max_context {by_name[target].max_context:,}",
+                    f"max_context {by_name[target].max_context:,}; lower its context or "
+                    f"list the providers it runs on (providers = [...])",
                 )
         out.append(
             ProbeConfig(
