@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 
 import pytest
@@ -70,6 +71,17 @@ def test_probe_prints_and_stores_one_row(config_file: Path) -> None:
     db = Warehouse(config_file.parent / "data" / "nerfwatch.duckdb")
     rows = db.query("SELECT provider, probe, error_class FROM probe_results")
     assert rows.rows() == [("nova", "short-arithmetic", "ok")]
+
+
+def test_probe_rows_carry_the_host_name_as_their_site_as_the_daemons_do(
+    config_file: Path,
+) -> None:
+    """Without ``probe_site`` the daemon labels rows with the host name; ``nerfwatch probe``
+    left it NULL, so one machine showed up as two probe sites in the report."""
+    result = CliRunner().invoke(app, ["probe", "nova", "--config", str(config_file)])
+    assert result.exit_code == 0, result.output
+    db = Warehouse(config_file.parent / "data" / "nerfwatch.duckdb")
+    assert db.query("SELECT probe_site FROM probe_results").rows() == [(socket.gethostname(),)]
 
 
 def test_probe_repeat_with_task_and_context_prints_a_summary(config_file: Path) -> None:

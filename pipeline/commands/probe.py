@@ -181,7 +181,7 @@ def probe(
     except WarehouseError as exc:
         fail(f"nothing probed, the warehouse cannot store rows: {exc}", 1)
     learned = _learned(warehouse).get(chosen.name)
-    rows = asyncio.run(run_now(chosen, probes, repeat, cfg.warehouse.probe_site, learned))
+    rows = asyncio.run(run_now(chosen, probes, repeat, cfg.warehouse.site, learned))
     if repeat > 1:
         _show_summary(rows)
     else:

@@ -7,6 +7,7 @@ validation code. All objects are frozen: a reload builds new ones.
 from __future__ import annotations
 
 import os
+import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -125,6 +126,12 @@ class WarehouseConfig:
     spool_dir: Path
     probe_site: str | None = None
     lake: Lake | None = None  # backend = "ducklake"; None: the single file at ``path``
+
+    @property
+    def site(self) -> str:
+        """The label stored with every row: ``probe_site``, else the host name. One rule for
+        the daemon and ``nerfwatch probe``, so one machine is one site in the analysis."""
+        return self.probe_site or socket.gethostname()
 
     @property
     def location(self) -> Path | Lake:

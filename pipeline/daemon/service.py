@@ -21,7 +21,6 @@ import asyncio
 import contextlib
 import functools
 import logging
-import socket
 from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
@@ -82,7 +81,7 @@ class Daemon:
         self.flusher = Flusher(self.spool, row_writer(config, tuning))
         self.budget = BudgetGuard(config.budget, long_share=tuning.long_budget_share)
         self.alerts = AlertEvaluator(config.alerts)
-        self._site = config.warehouse.probe_site or socket.gethostname()
+        self._site = config.warehouse.site
         self._tasks = BackgroundTasks()
         self._events = SessionEvents(self.held_rows, stats.session_id, self._tasks)
         self._stopper = Stopper(
