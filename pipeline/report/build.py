@@ -106,6 +106,7 @@ def build_context(data: ReportData, *, generated_at: datetime) -> ReportContext:
     week = data.week
     window = timeline(data)
     last_day = week.end - timedelta(days=1)
+    provider_verdicts = verdicts.verdicts(data)
     return ReportContext(
         title=f"nerfwatch weekly report {week.label}",
         week=week.label,
@@ -116,11 +117,13 @@ def build_context(data: ReportData, *, generated_at: datetime) -> ReportContext:
         total_rows=int(data.totals["n"] or 0),
         providers=data.provider_names,
         analysis=_analysis_info(data),
-        verdicts=verdicts.verdicts(data),
+        verdicts=provider_verdicts,
         recommendations=verdicts.recommendations(data),
         comparison=tables.comparison(data),
         sections=_sections(data, window),
-        cycle=tables.cycle_rows(data),
+        cycle=tables.cycle_rows(
+            data, frozenset(v.provider for v in provider_verdicts if v.outlook)
+        ),
         cycle_chart=charts.cycle_chart(
             data.result("release_forecasts"), data.provider_names, timeline=window
         ),

@@ -81,7 +81,9 @@ def releases_for(data: ReportData, provider: str) -> pl.DataFrame:
     return data.releases.filter(pl.col("vendor").str.to_lowercase() == str(vendor).lower())
 
 
-def _position(data: ReportData, provider: str) -> str:
+def _position(data: ReportData, provider: str, unready: frozenset[str]) -> str:
+    if provider in unready:  # as its verdict says: phases without a baseline are noise
+        return "not enough data yet"
     phase = current_phase(data.result("phases"), provider, data.now)
     if phase is None:
         return "unknown (no analysis)" if data.analysis_run is None else "unknown"
@@ -134,8 +136,9 @@ def _lead_times(leads: pl.Series) -> str:
     return f"{listed} days (mean {float(leads.mean()):.0f})"  # type: ignore[arg-type]
 
 
-def cycle_rows(data: ReportData) -> list[CycleRow]:
-    """Where each provider stands in its release cycle."""
+def cycle_rows(data: ReportData, unready: frozenset[str] = frozenset()) -> list[CycleRow]:
+    """Where each provider stands in its release cycle. ``unready``: providers whose
+    verdict reads "Not enough data yet", whose phase the table must not tell either."""
     cycles = data.result("release_cycles")
     rows = []
     for provider in data.provider_names:
@@ -155,7 +158,7 @@ def cycle_rows(data: ReportData) -> list[CycleRow]:
                 if last
                 else fmt.DASH,
                 days_since=str(since) if since is not None else fmt.DASH,
-                position=_position(data, provider),
+                position=_position(data, provider, unready),
                 lead_times=_lead_times(
                     leads.sort("release_date")["lead_days"] if leads.height else pl.Series([])
                 ),

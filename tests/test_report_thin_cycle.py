@@ -1,0 +1,45 @@
+"""The release-cycle table of a provider without a baseline says what its verdict says.
+
+A new user's first report (a llama.cpp server probed for a few minutes) read "Not enough
+data yet" in the verdict and "Stable for under a day" in the release-cycle table: the table
+told the phase the analysis draws from a few hours, which the verdict refuses to tell.
+The warehouse is a real DuckDB file analysed by the real analysis run; ``now`` is pinned.
+"""
+
+from __future__ import annotations
+
+import html as html_lib
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+
+import polars as pl
+
+from pipeline.analysis.orchestrate import run_analysis
+from pipeline.report import IsoWeek, render_report
+from pipeline.warehouse import Warehouse
+from tests.support.report import Series, probe_frame
+
+NOW = datetime(2026, 11, 20, 12, tzinfo=UTC)
+WEEK = IsoWeek(2026, 47)
+
+
+def _cycle_row(page: str, provider: str) -> str:
+    table = page.split('id="cycle"', 1)[1].split("</table>", 1)[0]
+    row = table.split(f"<td>{provider}</td>", 1)[1].split("</tr>", 1)[0]
+    return re.sub(r"\s+", " ", html_lib.unescape(re.sub(r"<[^>]+>", " ", row))).strip()
+
+
+def test_a_provider_without_a_baseline_has_no_phase_in_the_cycle_table(
+    warehouse: Warehouse, tmp_path: Path
+) -> None:
+    young = probe_frame([Series("young", "young-short", "short")], end=NOW, days=0.5, seed=1)
+    settled = probe_frame([Series("settled", "settled-short", "short")], end=NOW, days=20)
+    warehouse.insert_frame("probe_results", pl.concat([young, settled]), key="run_id")
+    run_analysis(warehouse)
+    page = render_report(warehouse, tmp_path, week=WEEK, now=NOW).read_text(encoding="utf-8")
+    verdict = page.split('data-provider="young"', 1)[1].split("</section>", 1)[0]
+    assert "Not enough data yet" in verdict
+    young_row = _cycle_row(page, "young")
+    assert "not enough data yet" in young_row and "Stable" not in young_row, young_row
+    assert "Stable for" in _cycle_row(page, "settled")  # a provider with a baseline is told
