@@ -122,10 +122,11 @@ def test_probe_exits_3_when_every_probe_failed(config_file: Path) -> None:
     args = ["probe", "failing", "--repeat", "2", "--config", str(config_file)]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 3, result.output
-    assert "every probe of failing failed" in result.output
+    assert "every probe of failing failed: 2 " in result.output  # the class is named
     db = Warehouse(config_file.parent / "data" / "nerfwatch.duckdb")
     classes = db.query("SELECT error_class FROM probe_results WHERE provider = 'failing'")
     assert classes.height == 2 and "ok" not in classes["error_class"].to_list()
+    assert f"failed: 2 {classes['error_class'][0]} (exit 3)" in result.output
 
 
 def test_a_warehouse_that_cannot_be_created_stops_the_probe_before_it_is_sent(

@@ -192,7 +192,9 @@ def probe(
         fail(f"rows not stored: {exc}", 1)
     typer.echo(f"stored {len(rows)} row(s) in {warehouse.path}")
     if all(r.error_class != "ok" for r in rows):
-        fail(f"every probe of {provider} failed (exit {ALL_FAILED_EXIT})", ALL_FAILED_EXIT)
+        classes = Counter(r.error_class for r in rows).most_common()
+        told = ", ".join(f"{n} {name}" for name, n in classes)  # "truncated" is not obvious
+        fail(f"every probe of {provider} failed: {told} (exit {ALL_FAILED_EXIT})", ALL_FAILED_EXIT)
 
 
 def register(app: typer.Typer) -> None:
