@@ -4,7 +4,6 @@ traffic is sent. Real DuckDB file, real analysis run, pinned ``now``."""
 
 from __future__ import annotations
 
-import html as html_lib
 import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -12,25 +11,11 @@ from pathlib import Path
 import polars as pl
 
 from pipeline.analysis.orchestrate import run_analysis
-from pipeline.report import IsoWeek, render_report
+from pipeline.report import render_report
 from pipeline.report.failing_now import failing_now
 from pipeline.warehouse import Warehouse
 from tests.support.report import Series, probe_frame
-
-NOW = datetime(2026, 11, 20, 12, tzinfo=UTC)
-WEEK = IsoWeek(2026, 47)
-_FAILED = {
-    "error_class": pl.lit("overloaded"),
-    "ttft_ms": pl.lit(None, pl.Float64),
-    "total_ms": pl.lit(None, pl.Float64),
-    "output_tokens_per_s": pl.lit(None, pl.Float64),
-    "score_strict": pl.lit(None, pl.Utf8),
-}
-
-
-def _text(fragment: str) -> str:
-    plain = html_lib.unescape(re.sub(r"<[^>]+>", " ", fragment)).replace("\u00a0", " ")
-    return re.sub(r"\s+", " ", plain).strip()
+from tests.test_report_odd_weeks import _FAILED, NOW, WEEK, _text
 
 
 def _card(page: str, provider: str) -> tuple[str, str]:
