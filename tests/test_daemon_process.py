@@ -75,6 +75,31 @@ def test_sigterm_mid_probe_aborts_cleanly_and_exits_zero(
     assert rows.rows() == [("aborted", "shutdown", None, None)]
 
 
+def test_sigterm_to_the_process_group_still_ends_with_a_final_flush(
+    tmp_path: Path, simulator: SimulatorHandle
+) -> None:
+    """``timeout 180 nerfwatch run`` (and ``kill -- -PGID``) signal the whole group. The
+    flush process died of that SIGTERM, so the final flush failed ('flush process exited
+    ... status -15') and the stop row stayed in the spool, where ``nerfwatch status`` still
+    counted it as waiting after the daemon had gone."""
+    port = free_port()
+    config = write_toml(
+        tmp_path / "nerfwatch.toml",
+        providers=[simulator_provider(simulator, "nova")],
+        probes=[every_second_probe("short")],
+        daemon={"shutdown_grace": "200ms", "metrics_port": port, "flush_interval": "200ms"},
+    )
+    with nerfwatch_run(config) as proc:
+        wait_until(lambda: _flushes_at_least(proc, port, 1), 120, "the daemon's first flush")
+        os.killpg(proc.pid, signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert "flush process exited" not in err and "flush failed" not in err, err
+    assert "spool depth 0" in err, err
+    assert not any(read_segment(s.path) for s in list_segments(tmp_path / "spool"))
+    assert _events(tmp_path / "nerfwatch.duckdb")[-1] == "stop"
+
+
 def test_sigterm_during_a_start_up_held_up_by_the_warehouse_stops_cleanly(
     tmp_path: Path, simulator: SimulatorHandle
 ) -> None:

@@ -2,8 +2,11 @@
 
 This module is the child's whole program (``process_handle`` starts it with the ``spawn``
 method, so nothing of the daemon's state crosses over but ``Target``). The child ignores
-SIGINT: a Ctrl-C reaches the whole process group, and the daemon decides when to stop
-and sends its final flush first. It exits when the daemon closes the pipe or dies.
+SIGINT, SIGTERM and SIGHUP: a Ctrl-C, ``timeout``, ``kill -- -PGID`` or a closed terminal
+signals the whole process group, and the daemon decides when to stop and sends its final
+flush first (a child killed with it left the stop's rows in the spool until the next
+start). It exits when the daemon closes the pipe or dies; the daemon kills it with
+SIGKILL when it will not.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from pipeline.warehouse import Lake, Warehouse, WarehouseBusy, WarehouseError
 
 __all__ = ["Reply", "Target", "serve"]
 
+_GROUP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)  # the daemon's to act on
+
 # ("ok", Written) | ("busy", why) | ("spool", why: a segment refused) | ("error", why)
 Reply = tuple[str, Written | str]
 
@@ -37,7 +42,8 @@ class Target:
 
 def serve(conn: Connection, target: Target) -> None:
     """The child's loop: one batch in, one reply out, until the pipe closes."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for signum in _GROUP_SIGNALS:
+        signal.signal(signum, signal.SIG_IGN)
     setup_logging(target.log_level)
     warehouse = Warehouse(target.warehouse, lock_wait_s=target.lock_wait_s, resident=True)
     with contextlib.suppress(WarehouseError):  # now, not inside the first flush; else later
