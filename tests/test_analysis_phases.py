@@ -66,6 +66,9 @@ def test_latency_step_gives_subtle_degradation_with_severity_ci() -> None:
     assert abs(deg.start - 50 * 24) <= 24 and abs(deg.end - 80 * 24) <= 24
     assert deg.severity_lo < 0.3 < deg.severity_hi
     assert "ttft_short" in deg.signals
+    # a degradation's confidence is 1 - its smallest p; "no change found" has none (was 1.0)
+    assert 0.99 <= deg.confidence <= 1.0
+    assert all(np.isnan(p.confidence) for p in phases if p.label == "stable")
 
 
 def test_long_context_only_is_long_context_issues() -> None:

@@ -442,7 +442,9 @@ def _merge_phases(
         )
         signals = sorted({k for g in group for k in g.moved})
         pmin = min((g.pvalues.get(k, 1.0) for g in group for k in g.moved), default=float("nan"))
-        confidence = 1.0 - pmin if first.label != "stable" and math.isfinite(pmin) else 1.0
+        # 1 - the smallest p of the moved signals; a stable phase tested nothing as moved,
+        # and "no change found" has no such number (it was 1.0, even after one hour)
+        confidence = 1.0 - pmin if first.label != "stable" and math.isfinite(pmin) else math.nan
         phases.append(
             Phase(
                 no,
