@@ -359,6 +359,13 @@ def refine_onsets(segments: list[Segment], s: ProviderSeries) -> list[Segment]:
         # first) is kept as the latest onset.
         latest = seg.end - 1 if seg.moved.keys() <= _LATENCY else seg.start
         onset, o_lo, o_hi = ramp_fit(moved, run_start, seg.start, run_end, ends=ends, latest=latest)
+        if run_start == 0 and onset <= 1:
+            # The departure began with the data or before it: the series starts in this
+            # segment, not with a stable hour (which the release cycles took for an onset).
+            out[i] = replace(seg, start=0, onset_lo=None, onset_hi=None)
+            del out[:i]
+            i = 1
+            continue
         onset, o_lo = max(run_start + 1, onset), max(run_start + 1, o_lo)
         # k: the stable segment that contains the onset; later stable pieces are absorbed.
         k = max(m for m in range(j, i) if out[m].start < onset)

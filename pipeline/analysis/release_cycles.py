@@ -55,11 +55,18 @@ class Forecast:
     basis: str
 
 
+MIN_STABLE_BEFORE = timedelta(hours=72)  # phases.MIN_BASELINE_HOURS: a normal to depart from
+
+
 def onsets(phases: list[tuple[str, datetime]]) -> list[datetime]:
-    """Starts of degradation chains from (label, start) pairs in time order."""
+    """Starts of degradation chains from (label, start) pairs in time order. A departure
+    needs a normal to depart from: the stable phase before it must have lasted as long as
+    a baseline needs (three days), or the start of the data passes for an onset."""
     out = []
     for i, (label, start) in enumerate(phases):
-        if label == "degraded" and i > 0 and phases[i - 1][0] == "stable":
+        if label != "degraded" or i == 0 or phases[i - 1][0] != "stable":
+            continue
+        if start - phases[i - 1][1] >= MIN_STABLE_BEFORE:
             out.append(start)
     return out
 
