@@ -43,3 +43,21 @@ def test_a_provider_without_a_baseline_has_no_phase_in_the_cycle_table(
     young_row = _cycle_row(page, "young")
     assert "not enough data yet" in young_row and "Stable" not in young_row, young_row
     assert "Stable for" in _cycle_row(page, "settled")  # a provider with a baseline is told
+
+
+def test_a_provider_not_probed_this_week_says_so_in_the_cycle_table(
+    warehouse: Warehouse, tmp_path: Path
+) -> None:
+    """Its verdict reads "No probes since ...": the table said "not enough data yet" of a
+    provider with 60 days of history (before, its phase of May, as if it were now)."""
+    gone = probe_frame(
+        [Series("gone", "gone-short", "short")], end=datetime(2026, 6, 1, tzinfo=UTC), days=60
+    )
+    here = probe_frame([Series("here", "here-short", "short")], end=NOW, days=20)
+    warehouse.insert_frame("probe_results", pl.concat([gone, here]), key="run_id")
+    run_analysis(warehouse)
+    page = render_report(warehouse, tmp_path, week=WEEK, now=NOW).read_text(encoding="utf-8")
+    verdict = page.split('data-provider="gone"', 1)[1].split("</section>", 1)[0]
+    assert "No probes since 2026-05-31" in verdict
+    row = _cycle_row(page, "gone")
+    assert "no probes since 2026-05-31" in row and "not enough data" not in row, row

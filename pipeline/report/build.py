@@ -122,7 +122,7 @@ def build_context(data: ReportData, *, generated_at: datetime) -> ReportContext:
         comparison=tables.comparison(data),
         sections=_sections(data, window),
         cycle=tables.cycle_rows(
-            data, frozenset(v.provider for v in provider_verdicts if v.outlook)
+            data, {v.provider: v.status for v in provider_verdicts if v.outlook}
         ),
         cycle_chart=charts.cycle_chart(
             data.result("release_forecasts"), data.provider_names, timeline=window

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import date, datetime, timedelta
 from typing import Any
 
@@ -81,9 +82,9 @@ def releases_for(data: ReportData, provider: str) -> pl.DataFrame:
     return data.releases.filter(pl.col("vendor").str.to_lowercase() == str(vendor).lower())
 
 
-def _position(data: ReportData, provider: str, unready: frozenset[str]) -> str:
-    if provider in unready:  # as its verdict says: phases without a baseline are noise
-        return "not enough data yet"
+def _position(data: ReportData, provider: str, untold: Mapping[str, str]) -> str:
+    if provider in untold:  # as its verdict says: no baseline yet, or no probes this week
+        return untold[provider][:1].lower() + untold[provider][1:]
     phase = current_phase(data.result("phases"), provider, data.now)
     if phase is None:
         return "unknown (no analysis)" if data.analysis_run is None else "unknown"
@@ -136,9 +137,10 @@ def _lead_times(leads: pl.Series) -> str:
     return f"{listed} days (mean {float(leads.mean()):.0f})"  # type: ignore[arg-type]
 
 
-def cycle_rows(data: ReportData, unready: frozenset[str] = frozenset()) -> list[CycleRow]:
-    """Where each provider stands in its release cycle. ``unready``: providers whose
-    verdict reads "Not enough data yet", whose phase the table must not tell either."""
+def cycle_rows(data: ReportData, untold: Mapping[str, str] | None = None) -> list[CycleRow]:
+    """Where each provider stands in its release cycle. ``untold``: providers whose verdict
+    tells no phase, with its status ("Not enough data yet", "No probes since ..."), which
+    the table says in place of the phase."""
     cycles = data.result("release_cycles")
     rows = []
     for provider in data.provider_names:
@@ -158,7 +160,7 @@ def cycle_rows(data: ReportData, unready: frozenset[str] = frozenset()) -> list[
                 if last
                 else fmt.DASH,
                 days_since=str(since) if since is not None else fmt.DASH,
-                position=_position(data, provider, unready),
+                position=_position(data, provider, untold or {}),
                 lead_times=_lead_times(
                     leads.sort("release_date")["lead_days"] if leads.height else pl.Series([])
                 ),
