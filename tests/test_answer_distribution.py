@@ -74,6 +74,9 @@ def test_a_detectable_but_small_move_is_named_as_such_not_as_a_change() -> None:
     (sign,) = with_fixed_prompt([], {("p", "m"): shift}, END)
     assert not sign.worse
     assert "detectable, but under the TV 0.10 reported as a change" in sign.detail
+    near = answer_shift(before, ["7"] * 5004 + ["3"] * 4996)  # TV 0.0996, not "0.10"
+    (close,) = with_fixed_prompt([], {("p", "m"): near}, END)
+    assert "TV 0.0996 " in close.detail and "detectable, but" in close.detail, close.detail
     large = answer_shift(before, ["7"] * 300 + ["3"] * 700)
     (moved,) = with_fixed_prompt([], {("p", "m"): large}, END)
     assert moved.worse and "detectable, but" not in moved.detail

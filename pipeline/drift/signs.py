@@ -140,8 +140,11 @@ def with_fixed_prompt(
 def _answers_text(shift: AnswerShift) -> str:
     """The G-test in words; a move the test detects but too small to report is called that,
     so a tiny p beside "as before" does not read as a contradiction."""
+    # a TV just under the bar gets three significant digits, or "TV 0.10" reads as the bar
+    near = shift.tv < MIN_ANSWER_TV <= round(shift.tv, 2)
+    tv = f"{shift.tv:.3g}" if near else f"{shift.tv:.2f}"
     text = (
-        f"answers to the fixed_prompt question: TV {shift.tv:.2f} between the baseline "
+        f"answers to the fixed_prompt question: TV {tv} between the baseline "
         f"({shift.n_baseline}) and the last 3 days ({shift.n_recent}), G-test p={shift.p_value:.2g}"
     )
     if shift.tv < MIN_ANSWER_TV and shift.p_value < _SMALL_P:
