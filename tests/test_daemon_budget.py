@@ -43,8 +43,12 @@ def test_provider_cap_refuses_and_settle_frees_the_reservation(tmp_path: Path) -
 
 def test_long_context_probes_stop_before_short_ones(tmp_path: Path) -> None:
     provider = make_config(tmp_path).provider("alpha")
-    guard = BudgetGuard(BudgetConfig(total=BudgetLimits(daily_tokens=100_000)), long_share=0.8)
-    guard.seed({"alpha": Spend(tokens=65_000, cost_usd=0.0)})
+    stored = {"alpha": Spend(tokens=65_000, cost_usd=0.0)}  # the day's rows already spent
+    guard = BudgetGuard(
+        BudgetConfig(total=BudgetLimits(daily_tokens=100_000)),
+        long_share=0.8,
+        load_day=lambda _day: stored,
+    )
     long_probe, short_probe = _probe("long", 16_000), _probe("short", 900)
     assert isinstance(guard.reserve(provider, long_probe), str)  # 81k > 80k
     assert isinstance(guard.reserve(provider, short_probe), Reservation)

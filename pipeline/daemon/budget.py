@@ -124,14 +124,6 @@ class BudgetGuard:
     def configure(self, budget: BudgetConfig) -> None:
         self.budget = budget
 
-    def seed(self, spent: Mapping[str, Spend]) -> None:
-        """Start from what today's stored rows already consumed."""
-        self._roll()
-        for name, spend in spent.items():
-            mine = self.spent.setdefault(name, Spend())
-            mine.tokens += spend.tokens
-            mine.cost_usd += spend.cost_usd
-
     async def prepare(self) -> None:
         """Read today's stored spend in a thread, if not read yet, so that ``reserve``
         does not block the event loop on the warehouse (it would read it itself)."""

@@ -313,6 +313,12 @@ def _last_probe(data: ReportData, provider: str) -> datetime | None:
     return last[0] if last.len() else None
 
 
+def _gone(data: ReportData, provider: str) -> bool:
+    """Not probed since before this report's week: its phase describes then, not now."""
+    last = _last_probe(data, provider)
+    return last is not None and last < data.week.start
+
+
 def _stale(data: ReportData, phase: dict[str, Any], last: datetime) -> str:
     """A provider not probed this week: its phase describes then, not now."""
     stage = STAGES.get(phase["stage"], str(phase["stage"])).lower()
@@ -328,7 +334,7 @@ def _verdict(data: ReportData, provider: str, model: str) -> Verdict:
     as bad whatever the phases say: they need days to see it."""
     verdict = _phase_verdict(data, provider, model)
     failing = failing_now(_hours(data, provider))
-    if failing is None or verdict.status.startswith("No probes since"):
+    if failing is None or _gone(data, provider):  # an old outage is no "now"
         return verdict
     # the phase's stage is still told, as what the phases (days long) say of the stretch
     since = f"{verdict.status} phase {verdict.since}".strip()
@@ -356,7 +362,7 @@ def _phase_verdict(data: ReportData, provider: str, model: str) -> Verdict:
             provider, model, "unknown", status, "", "", "", signs, changes, outlook, qvalues
         )
     last = _last_probe(data, provider)
-    if last is not None and last < data.week.start:
+    if last is not None and _gone(data, provider):
         return Verdict(
             provider, model, "unknown", f"No probes since {fmt.day(last)}", "", "", "",
             signs, changes, _stale(data, phase, last), qvalues,
