@@ -76,15 +76,19 @@ def _counts(rows: pl.DataFrame, split_at: datetime) -> tuple[np.ndarray, list[st
     return counts, names, sum(b >= 0 for b in blocks)
 
 
-def _distance(a: np.ndarray, b: np.ndarray) -> float:
-    return float(0.5 * np.abs(a / a.sum() - b / b.sum()).sum())
+def _distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Total variation between the mixes in ``a`` and ``b`` along their last axis (one
+    pair of count vectors, or one pair per row)."""
+    share_a = a / a.sum(axis=-1, keepdims=True)
+    share_b = b / b.sum(axis=-1, keepdims=True)
+    return 0.5 * np.abs(share_a - share_b).sum(axis=-1)
 
 
 def _permutation_p(counts: np.ndarray, recent: int) -> float:
     """Share of choices of ``recent`` blocks whose mix is at least as far from the rest
     as the observed one (the observed choice counts, so p > 0)."""
     total = counts.sum(axis=0)
-    observed = _distance(counts[:recent].sum(axis=0), counts[recent:].sum(axis=0))
+    observed = float(_distance(counts[:recent].sum(axis=0), counts[recent:].sum(axis=0)))
     blocks = counts.shape[0]
     n_choices = math.comb(blocks, recent)
     if n_choices <= _DRAWS:
@@ -96,9 +100,7 @@ def _permutation_p(counts: np.ndarray, recent: int) -> float:
     rest = total - picked
     keep = (picked.sum(axis=1) > 0) & (rest.sum(axis=1) > 0)
     picked, rest = picked[keep], rest[keep]
-    dist = 0.5 * np.abs(
-        picked / picked.sum(axis=1, keepdims=True) - rest / rest.sum(axis=1, keepdims=True)
-    ).sum(axis=1)
+    dist = _distance(picked, rest)
     at_least = int(np.sum(dist >= observed - 1e-12))
     if n_choices <= _DRAWS:
         return at_least / len(dist)
@@ -120,7 +122,7 @@ def upstream_shift(rows: pl.DataFrame, split_at: datetime) -> UpstreamShift | No
         return None
     counts, names, recent = _counts(_labelled(rows), split_at)
     before, after = counts[recent:].sum(axis=0), counts[:recent].sum(axis=0)
-    distance = _distance(after, before)
+    distance = float(_distance(after, before))
     if distance < MIN_MIX_SHIFT:
         return None
     days_before, days_after = counts.shape[0] - recent, recent
