@@ -3,13 +3,14 @@ tokens). Input splits three ways: cache reads at ``cached_price()`` (unset: the 
 price), cache writes at ``cache_write_price()`` (unset: 1.25 x the input price, as
 Anthropic, DashScope's explicit cache and MiniMax bill them) and the rest at the input
 price. A provider's own figure (OpenRouter's ``usage.cost``) is used only when no price is
-configured."""
+configured. ``worst_case_cost_usd`` bounds a probe's cost before it runs, for the
+budget's reservation."""
 
 from __future__ import annotations
 
 from pipeline.config.model import ProviderConfig
 
-__all__ = ["cost_usd"]
+__all__ = ["cost_usd", "worst_case_cost_usd"]
 
 
 def cost_usd(
@@ -36,3 +37,16 @@ def cost_usd(
         + (output_tokens or 0) * provider.price_output_per_mtok
     )
     return total / 1e6
+
+
+def worst_case_cost_usd(
+    provider: ProviderConfig, input_tokens: float, output_tokens: float
+) -> float:
+    """The most ``cost_usd`` can charge for this many tokens: every input token at the
+    dearest input rate (a cache write costs 1.25-2 x the input price, so pricing the
+    prompt at the input rate let a cache-writing probe settle above its reservation) and
+    every output token at the output rate."""
+    dearest = max(
+        provider.price_input_per_mtok, provider.cached_price(), provider.cache_write_price()
+    )
+    return (input_tokens * dearest + output_tokens * provider.price_output_per_mtok) / 1e6

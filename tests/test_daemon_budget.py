@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from pipeline.config import BudgetConfig, BudgetLimits, ProbeConfig
-from pipeline.daemon.budget import BudgetGuard, Reservation, Spend, estimate
+from pipeline.daemon.budget import BudgetGuard, Reservation, Spend, estimate, result_usage
 from pipeline.daemon.spool import Spool
-from pipeline.daemon.state import DaySpend
+from pipeline.daemon.state import DaySpend, today_spend
 from pipeline.warehouse import Warehouse
 from probes.ids import new_run_id
 from probes.result import ProbeResult
@@ -22,11 +23,53 @@ def _probe(name: str, context: int) -> ProbeConfig:
     return ProbeConfig(name, "kv_lookup", context, 60.0, None, ("alpha",), max_output_tokens=100)
 
 
-def test_estimate_is_full_context_plus_all_output_at_list_prices(tmp_path: Path) -> None:
+def test_estimate_is_full_context_at_the_cache_write_rate_plus_all_output(tmp_path: Path) -> None:
     provider = make_config(tmp_path).provider("alpha")  # $1 in, $4 out per Mtok
     r = estimate(provider, _probe("short", 900))
     assert r.tokens == 1000
-    assert abs(r.cost_usd - (900 * 1 + 100 * 4) / 1e6) < 1e-12
+    assert abs(r.cost_usd - (900 * 1.25 + 100 * 4) / 1e6) < 1e-12  # writes: 1.25 x input
+
+
+@pytest.mark.parametrize("write_price", [None, 2.0])  # default 1.25 x input; a 1-hour cache
+@pytest.mark.parametrize("cap", [0.03, 0.04, 0.05, 0.06])
+def test_a_day_of_cache_writing_probes_never_settles_above_the_cap(
+    tmp_path: Path, write_price: float | None, cap: float
+) -> None:
+    """Three probes in flight at a time, each writing its whole prompt to the cache and
+    answering with every output token it may: what it is reserved at is the most it can
+    cost, so the day's stored spend (read back from DuckDB, and read again by a guard
+    started half way, as after a restart) stays within the cap, and near it."""
+    alpha = make_config(tmp_path).provider("alpha")  # $1 in, $4 out per Mtok
+    provider = replace(alpha, price_cache_write_per_mtok=write_price)
+    day = datetime(2026, 11, 20, 0, 5, tzinfo=UTC)
+    probe = _probe("long", 9_000)
+    warehouse = Warehouse(tmp_path / "w.duckdb")
+    warehouse.migrate()
+
+    def guard() -> BudgetGuard:
+        return BudgetGuard(
+            BudgetConfig(total=BudgetLimits(daily_cost_usd=cap)),
+            long_share=1.0,
+            today=lambda: day.date(),
+            load_day=lambda d: today_spend(warehouse, d),
+        )
+
+    def run_batch(g: BudgetGuard, at: datetime) -> None:
+        held = [r for r in (g.reserve(provider, probe) for _ in range(3)) if not isinstance(r, str)]
+        for reservation in held:
+            row = _used(at, 9_000, None, output=100, cache_write=9_000)
+            g.settle(reservation, result_usage(provider, row))
+            warehouse.insert_rows("probe_results", [row.as_row()], key="run_id")
+
+    first = guard()
+    for minute in range(200):
+        if minute == 2:
+            first = guard()  # a restart: the new guard starts from the stored rows
+        run_batch(first, day + timedelta(minutes=minute))
+    stored = today_spend(warehouse, day.date())["alpha"].cost_usd
+    one_run = (9_000 * provider.cache_write_price() + 100 * 4) / 1e6
+    assert stored <= cap + 1e-12, f"stored ${stored:.6f} over the ${cap} cap"
+    assert stored > cap - one_run  # the guard did spend the day, not refuse it
 
 
 def test_provider_cap_refuses_and_settle_frees_the_reservation(tmp_path: Path) -> None:
@@ -137,7 +180,15 @@ def test_day_spend_reads_the_warehouse_and_the_spool_for_that_day_only(tmp_path:
     assert spent == {"alpha": Spend(120, pytest.approx(0.012))}
 
 
-def _used(at: datetime, tokens: int, cost: float, *, source: str = "live") -> ProbeResult:
+def _used(
+    at: datetime,
+    tokens: int,
+    cost: float | None,
+    *,
+    source: str = "live",
+    output: int = 0,
+    cache_write: int | None = None,
+) -> ProbeResult:
     return ProbeResult(
         run_id=new_run_id(),
         started_at=at,
@@ -148,6 +199,7 @@ def _used(at: datetime, tokens: int, cost: float, *, source: str = "live") -> Pr
         source=source,
         run_status="done",
         input_tokens=tokens,
-        output_tokens=0,
+        output_tokens=output,
+        cache_write_tokens=cache_write,
         cost_usd=cost,
     )

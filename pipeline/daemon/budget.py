@@ -1,10 +1,13 @@
 """Daily token and cost caps, total and per provider, checked before each probe.
 
-A probe is priced before it runs at its worst case (full context target in, every
-``max_output_tokens`` out, uncached prices) and the estimate is reserved until the real
-usage is known. Long-context probes may only spend up to ``long_share`` of a cap, so
-as the day's spend approaches the cap they stop first and the cheap short probes keep
-the time series alive. Days are UTC days.
+A probe is priced before it runs at its worst case (full context target in at the
+dearest input rate, a cache write's included; every ``max_output_tokens`` out) and the
+estimate is reserved until the real usage is known: a probe whose prompt is no larger
+than its target then settles at or below its reservation, so admitting a probe only
+while spend plus reservations fit the cap keeps the day's settled spend within it.
+Long-context probes may only spend up to ``long_share`` of a cap, so as the day's spend
+approaches the cap they stop first and the cheap short probes keep the time series
+alive. Days are UTC days.
 
 A day's ledger starts from what is already stored for it (``load_day``: the warehouse
 and the spool, as at start-up), read the first time the guard is asked about that day,
@@ -23,8 +26,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime
 
 from pipeline.config import BudgetConfig, BudgetLimits, ProbeConfig, ProviderConfig
-from pipeline.config.plan import run_cost_usd
-from probes.pricing import cost_usd
+from probes.pricing import cost_usd, worst_case_cost_usd
 from probes.result import ProbeResult
 
 __all__ = ["BudgetGuard", "DayLoader", "Reservation", "Spend", "estimate", "result_usage"]
@@ -60,10 +62,11 @@ class Reservation:
 def estimate(provider: ProviderConfig, probe: ProbeConfig) -> Reservation:
     """Worst-case tokens and cost of one run, for today's reservation.
 
-    The same per-run figure as ``nerfwatch plan``, so its budget warnings match the guard.
+    Not ``nerfwatch plan``'s per-run figure: that one is the expected cost (input at the
+    input rate), which a cache-writing probe can exceed by a quarter or more.
     """
     tokens = float(probe.context_tokens + probe.max_output_tokens)
-    cost = run_cost_usd(provider, probe.context_tokens, probe.max_output_tokens)
+    cost = worst_case_cost_usd(provider, probe.context_tokens, probe.max_output_tokens)
     return Reservation(provider.name, tokens, cost, _today())
 
 
