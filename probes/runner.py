@@ -3,6 +3,10 @@
 ``run_probe`` never raises (only cancellation propagates): every outcome, including a bug in
 this package, becomes one ``ProbeResult`` row with an error class. Nothing is retried, except
 a send on a pooled connection the server had already closed (see ``adapters.http``).
+
+Beside ``probes.sanity``'s flags the row may carry ``out_of_range:<column>`` (a count no
+column holds) and ``usage_says_no_output`` (text arrived, usage reports 0 output tokens:
+the count is kept as billed, but speed and cost derived from it are not the answer's).
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from probes.sizing import MIN_CHARS, CharsPerToken, overflow_prompt_tokens
 from probes.tasks import FAMILIES, Item, TaskFamily
 from probes.tokenize import count_tokens
 
-__all__ = ["build_item", "draw_seed", "outcome_class", "run_probe"]
+__all__ = ["NO_OUTPUT_FLAG", "build_item", "draw_seed", "outcome_class", "run_probe"]
 
 _SIZING_ROUNDS = 3  # tokenize, rebuild; the second round is almost always within tolerance
 _SIZING_TOLERANCE = 0.02
@@ -44,6 +48,7 @@ _ROW_COUNTS = frozenset(
 # Key-shaped text, plus "key=..." as servers echo request parameters in error messages.
 _SECRETISH = re.compile(rf"{KEY_SHAPED.pattern}|key[=:]\s*\S+", re.I)
 _WAIT_HEADERS = ("retry-after", "retry-after-ms")  # as sent, for a bare error reply
+NO_OUTPUT_FLAG = "usage_says_no_output"
 
 
 def _scrub(text: str | None, provider: ProviderConfig) -> str | None:
@@ -304,6 +309,8 @@ async def _attempt(
     for name in sorted(state.usage.out_of_range):  # as clamp_row flags what it clears
         if name in _ROW_COUNTS:
             result.sanity_flags.append(f"{OUT_OF_RANGE}:{name}")
+    if state.usage.output_tokens == 0 and (answer.strip() or reasoning.strip()):
+        result.sanity_flags.append(NO_OUTPUT_FLAG)
     estimator.observe(probe.task, len(item.prompt), state.usage.input_tokens)
 
 

@@ -8,6 +8,10 @@ timeline and text survive in ``StreamState`` and the failure becomes an error cl
 
 One send is repeated: one that failed on a reused pooled connection before any response byte
 (the server had closed it after the previous response). The row times the resend.
+
+A body is only read as what it says it is: one in a content-encoding httpx cannot decode
+(it would pass the bytes through as if plain) is refused, and a 200 body that holds no event,
+no comment and no JSON is reported as the page it is, not as a stream that stopped early.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import asyncio
 import errno
 import json
 import os
+import re
 import socket
 import time
 from collections.abc import AsyncIterator
@@ -23,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
+from httpx._decoders import SUPPORTED_DECODERS  # what httpx decodes; it skips the rest
 
 from probes.adapters.base import Request
 from probes.adapters.sse import Comment, Event, LineTooLong, SSEParser
@@ -57,6 +63,40 @@ class _Stalled(Exception):
 
 class _TooLarge(Exception):
     """The decoded answer passed the probe's byte cap."""
+
+
+class _NotAStream(Exception):
+    """A 200 body with no event, comment or JSON in it: a portal or proxy page."""
+
+
+_TITLE = re.compile(rb"<title[^>]*>([^<]{1,200})", re.I)
+
+
+def _undecodable(headers: httpx.Headers) -> str | None:
+    """The first content-encoding httpx has no decoder for, or None."""
+    for value in headers.get_list("content-encoding", split_commas=True):
+        coding = value.strip().lower()
+        if coding and coding not in SUPPORTED_DECODERS:
+            return coding
+    return None
+
+
+def _refuse_encoding(ex: Exchange, coding: str) -> None:
+    """An error reply keeps its status (and so its class); a 200 is unreadable."""
+    note = f"a body in content-encoding {coding}, which this client cannot decode"
+    if ex.status is not None and 200 <= ex.status < 300:
+        ex.failure, ex.detail = "malformed_stream", note
+    else:
+        ex.error_body = note
+
+
+def _not_a_stream(content_type: str, head: bytes) -> str:
+    """What came instead of an event stream, in a few words (the caller scrubs it)."""
+    media = content_type.split(";")[0].strip()
+    what = f"a {media} body" if media else "a body without a content-type"
+    found = _TITLE.search(head)
+    title = " ".join(found[1].decode("utf-8", "replace").split())[:80] if found else ""
+    return f"{what}, not an event stream" + (f": {title!r}" if title else "")
 
 
 class _Trace:
@@ -147,16 +187,23 @@ async def _consume_stream(
         _dispatch(parser.close(), state, adapter, now_ns())
         raise
     events += _dispatch(parser.close(), state, adapter, now_ns())
-    if not events and head.strip()[:1] in (b"{", b"["):
+    if events or state.comments or not head.strip():
+        return
+    if head.strip()[:1] in (b"{", b"["):
         # A JSON body where a stream was asked for: MiniMax answers errors this way
         # (HTTP 200 + base_resp), some gateways too.
         adapter.on_body(_decode_json(bytes(head)), state)
+        return
+    raise _NotAStream(_not_a_stream(response.headers.get("content-type", ""), bytes(head)))
 
 
 def _dispatch(items: list[Event | Comment], state: StreamState, adapter: Any, at: int) -> int:
-    """Hand parsed items to the adapter; the number of events among them."""
+    """Hand parsed items to the adapter; the number of events among them. Nothing after a
+    terminator is applied: the stream has ended, whatever a server sends behind it."""
     events = 0
     for item in items:
+        if state.done:
+            break
         if isinstance(item, Comment):
             state.comment(item.text)
         else:
@@ -229,7 +276,10 @@ async def execute(
                 ex.reason = response.reason_phrase
                 ex.headers = {k.lower(): v for k, v in response.headers.items()}
                 ex.connection_reused = trace.reused
-                if not 200 <= response.status_code < 300:
+                coding = _undecodable(response.headers)
+                if coding is not None:
+                    _refuse_encoding(ex, coding)
+                elif not 200 <= response.status_code < 300:
                     ex.error_body = _decode_json(await _read_limited(response, ERROR_BODY_LIMIT))
                 elif request.stream:
                     await _consume_stream(
@@ -244,6 +294,8 @@ async def execute(
         _timed_out(ex, state, trace, f"overall deadline of {deadline_s:.1f} s passed")
     except _Stalled:
         ex.failure, ex.detail = "stall", f"no token for {read_timeout_s:.1f} s"
+    except _NotAStream as exc:
+        ex.failure, ex.detail = "malformed_stream", str(exc)
     except _TooLarge:
         ex.failure = "response_too_large"
         ex.detail = f"the answer passed {max_bytes:,} decoded bytes; the rest was not read"

@@ -4,13 +4,16 @@ It runs its own asyncio loop in a daemon thread, so the code under test can use
 ``asyncio.run`` (or a subprocess) as in production. ``respond(n, reused)`` gets the request's
 sequence number and whether it came on a connection that already carried one, and says what
 to send. Written against raw sockets so it can misbehave the way real servers do: say
-``Connection: keep-alive`` and close anyway, or close without answering.
+``Connection: keep-alive`` and close anyway, close without answering, break the chunked
+framing, or reset the connection right after the headers.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import socket
+import struct
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -33,6 +36,12 @@ class Reply:
     linger_s: float = 0.0  # with close_after: wait this long before closing
     drop: bool = False  # close the socket without sending a byte
     reason: str | None = None  # the status line's reason phrase (default: a usual one)
+    # Chunked transfer encoding instead of ``body``: each piece is one chunk, then the
+    # terminating chunk unless ``unended``; ``tail`` is written raw after them (bad framing).
+    chunks: tuple[bytes, ...] | None = None
+    unended: bool = False
+    tail: bytes = b""
+    reset: bool = False  # after writing: a TCP reset (SO_LINGER 0), not an orderly close
 
 
 def openai_answer(text: str = "ANSWER: 4") -> Reply:
@@ -50,16 +59,32 @@ _REASONS = {200: "OK", 400: "Bad Request", 413: "Payload Too Large", 500: "Serve
 
 
 def _encode(reply: Reply) -> bytes:
+    framing = (
+        {"transfer-encoding": "chunked"}
+        if reply.chunks is not None
+        else {"content-length": str(len(reply.body))}
+    )
     headers = {
         "content-type": "application/json",
-        "content-length": str(len(reply.body)),
+        **framing,
         "connection": "keep-alive",
         **reply.headers,
     }
     reason = reply.reason if reply.reason is not None else _REASONS.get(reply.status, "Status")
     head = f"HTTP/1.1 {reply.status} {reason}\r\n"
     head += "".join(f"{k}: {v}\r\n" for k, v in headers.items()) + "\r\n"
-    return head.encode() + reply.body
+    if reply.chunks is None:
+        return head.encode() + reply.body
+    body = b"".join(f"{len(c):x}\r\n".encode() + c + b"\r\n" for c in reply.chunks if c)
+    end = b"" if reply.unended else b"0\r\n\r\n"
+    return head.encode() + body + end + reply.tail
+
+
+def _reset(writer: asyncio.StreamWriter) -> None:
+    """Close with a TCP RST: the peer's next read fails with ECONNRESET."""
+    sock = writer.get_extra_info("socket")
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    writer.transport.abort()
 
 
 class Server:
@@ -105,6 +130,9 @@ class Server:
                     await asyncio.sleep(reply.delay_s)
                 writer.write(_encode(reply))
                 await writer.drain()
+                if reply.reset:
+                    _reset(writer)
+                    return
                 if reply.close_after:
                     await asyncio.sleep(reply.linger_s)
                     return
