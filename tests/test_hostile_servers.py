@@ -44,12 +44,13 @@ def _text(text: str) -> dict[str, object]:
     return {"type": "content_block_delta", "index": 0, "delta": delta}
 
 
-def _probe(reply: Reply, wire: str = "openai") -> ProbeResult:
+def _probe(reply: Reply, wire: str = "openai", **fields: object) -> ProbeResult:
     """One probe against a server giving ``reply``; fails if it outlives the deadline."""
+    probe = short_probe(timeout_s=DEADLINE_S, read_timeout_s=2.0, **fields)
     with serving(lambda _n, _reused: reply) as srv:
         provider = loopback_provider(srv.port, wire, api_key_env=KEY_ENV)
         started = time.monotonic()
-        (result,) = probe_n(provider, short_probe(timeout_s=DEADLINE_S, read_timeout_s=2.0))
+        (result,) = probe_n(provider, probe)
         took = time.monotonic() - started
     assert took < DEADLINE_S + SLACK_S, f"the probe took {took:.1f} s, deadline {DEADLINE_S} s"
     _assert_keyless(result)
@@ -137,6 +138,33 @@ def test_comments_then_eof_still_reads_as_a_stream_without_a_finish() -> None:
     result = _probe(Reply(body=b": keep-alive\n\n" * 3, headers=STREAM))
     assert result.error_class == "malformed_stream"
     assert result.error_detail == "stream ended before any finish signal"
+
+
+def test_a_non_streamed_page_says_what_came_instead_of_json() -> None:
+    page = b"<html><head><title>Access denied by proxy</title></head></html>"
+    reply = Reply(body=page, headers={"content-type": "text/html"})
+    result = _probe(reply, stream=False)
+    assert (result.error_class, result.http_status) == ("malformed_stream", 200)
+    detail = result.error_detail or ""
+    assert "text/html" in detail and "not JSON" in detail and "Access denied" in detail, detail
+
+
+def test_a_non_streamed_body_past_the_cap_is_too_large() -> None:
+    """It was cut at the cap and then read as broken JSON ('body is not a JSON object')."""
+    message = {"content": "x" * 2_000_000}
+    body = json.dumps({"choices": [{"index": 0, "message": message, "finish_reason": "stop"}]})
+    reply = Reply(body=body.encode(), headers={"content-type": "application/json"})
+    result = _probe(reply, stream=False, max_response_bytes=1_000_000)
+    assert result.error_class == "response_too_large", result.error_detail
+    assert "1,000,000" in (result.error_detail or "")
+
+
+def test_a_non_streamed_body_at_the_cap_is_read() -> None:
+    message = {"content": "ANSWER: 4"}
+    body = json.dumps({"choices": [{"index": 0, "message": message, "finish_reason": "stop"}]})
+    reply = Reply(body=body.encode(), headers={"content-type": "application/json"})
+    result = _probe(reply, stream=False, max_response_bytes=len(body))
+    assert (result.error_class, result.response_text) == ("ok", "ANSWER: 4")
 
 
 @pytest.mark.parametrize("wire", ["openai", "anthropic"])

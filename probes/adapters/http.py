@@ -90,13 +90,13 @@ def _refuse_encoding(ex: Exchange, coding: str) -> None:
         ex.error_body = note
 
 
-def _not_a_stream(content_type: str, head: bytes) -> str:
-    """What came instead of an event stream, in a few words (the caller scrubs it)."""
+def _not_a_stream(content_type: str, head: bytes, expected: str = "an event stream") -> str:
+    """What came instead of ``expected``, in a few words (the caller scrubs it)."""
     media = content_type.split(";")[0].strip()
-    what = f"a {media} body" if media else "a body without a content-type"
+    what = f"a body of type {media}" if media else "a body without a content-type"
     found = _TITLE.search(head)
     title = " ".join(found[1].decode("utf-8", "replace").split())[:80] if found else ""
-    return f"{what}, not an event stream" + (f": {title!r}" if title else "")
+    return f"{what}, not {expected}" + (f": {title!r}" if title else "")
 
 
 class _Trace:
@@ -163,7 +163,7 @@ async def _consume_stream(
         async for piece in chunks:
             received += len(piece)
             if received > max_bytes:
-                raise _TooLarge
+                raise _TooLarge(max_bytes)
             if len(head) < ERROR_BODY_LIMIT:
                 head += piece[: ERROR_BODY_LIMIT - len(head)]
             before = len(timeline.token_times)
@@ -210,6 +210,18 @@ def _dispatch(items: list[Event | Comment], state: StreamState, adapter: Any, at
             events += 1
             adapter.on_event(item, state, at)
     return events
+
+
+async def _read_whole(response: httpx.Response, state: StreamState, adapter: Any, cap: int) -> None:
+    """A non-streamed body: past ``cap`` it is too large (cut, it would only read as broken
+    JSON), and one that cannot be JSON at all is named for what it is."""
+    raw = await _read_limited(response, cap + 1)
+    if len(raw) > cap:
+        raise _TooLarge(cap)
+    if raw.strip() and raw.strip()[:1] not in (b"{", b"[", b'"'):
+        content_type = response.headers.get("content-type", "")
+        raise _NotAStream(_not_a_stream(content_type, raw[:ERROR_BODY_LIMIT], "JSON"))
+    adapter.on_body(_decode_json(raw), state)
 
 
 async def _drain(chunks: AsyncIterator[bytes], limit_s: float = 0.25) -> None:
@@ -286,8 +298,7 @@ async def execute(
                         response, state, adapter, read_timeout_s, max_bytes, deadline_at
                     )
                 else:
-                    body = _decode_json(await _read_limited(response, min(BODY_LIMIT, max_bytes)))
-                    adapter.on_body(body, state)
+                    await _read_whole(response, state, adapter, min(BODY_LIMIT, max_bytes))
             finally:
                 await response.aclose()
     except TimeoutError:
@@ -296,9 +307,9 @@ async def execute(
         ex.failure, ex.detail = "stall", f"no token for {read_timeout_s:.1f} s"
     except _NotAStream as exc:
         ex.failure, ex.detail = "malformed_stream", str(exc)
-    except _TooLarge:
+    except _TooLarge as exc:
         ex.failure = "response_too_large"
-        ex.detail = f"the answer passed {max_bytes:,} decoded bytes; the rest was not read"
+        ex.detail = f"the answer passed {exc.args[0]:,} decoded bytes; the rest was not read"
     except LineTooLong as exc:
         ex.failure, ex.detail = "malformed_stream", str(exc)
     except httpx.ConnectTimeout:
