@@ -32,9 +32,12 @@ def pct(value: float | None, digits: int = 1) -> str:
 
 
 def rel(value: float | None) -> str:
-    """A relative change (after/before - 1) as a signed percentage."""
+    """A relative change (after/before - 1) as a signed percentage; one that rounds to
+    zero has no sign (a stable phase's interval read "-0 % to +0 %")."""
     if value is None or not known(value):
         return DASH
+    if round(value * 100) == 0:
+        return "0\u00a0%"
     return f"{value * 100:+.0f}\u00a0%"
 
 
