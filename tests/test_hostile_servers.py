@@ -89,6 +89,27 @@ def test_anthropic_events_after_message_stop_are_not_part_of_the_answer() -> Non
     assert (result.error_class, result.response_text) == ("ok", "ANSWER: 4")
 
 
+@pytest.mark.parametrize(
+    ("text", "error_class"),
+    [("Overloaded", "overloaded"), ("upstream connect error or disconnect", "server_error")],
+)
+def test_an_anthropic_error_event_in_plain_text_is_the_providers_error(
+    text: str, error_class: str
+) -> None:
+    """``event: error`` names the failure even when its data is not JSON: it was read as
+    an undecodable event (malformed_stream) and the server's words were lost."""
+    body = (
+        _anthropic(
+            {"type": "message_start", "message": {"model": "m", "usage": {"input_tokens": 5}}},
+            _text("ANSWER:"),
+        )
+        + f"event: error\ndata: {text}\n\n".encode()
+    )
+    result = _probe(Reply(body=body, headers=STREAM), wire="anthropic")
+    assert (result.error_class, result.error_detail) == (error_class, text)
+    assert result.response_text == "ANSWER:" and result.score_strict is None
+
+
 @pytest.mark.parametrize("encoding", ["br", "compress"])
 def test_a_body_in_an_encoding_the_client_cannot_decode_is_not_read_as_plain(
     encoding: str,

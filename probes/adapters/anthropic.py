@@ -98,7 +98,10 @@ def on_event(event: Event, state: StreamState, at: int) -> None:
     try:
         obj = json.loads(event.data)
     except (ValueError, RecursionError):  # RecursionError: nested deeper than json can read
-        state.bad_event(f"undecodable {event.event} event: {event.data[:80]!r}")
+        if event.event == "error":  # gateways (Envoy, some proxies) name the error in plain text
+            state.fail(ProviderError((), event.data.strip()[:500]))
+        else:
+            state.bad_event(f"undecodable {event.event} event: {event.data[:80]!r}")
         return
     if not isinstance(obj, dict):
         state.bad_event(f"{event.event} payload is not a JSON object")
