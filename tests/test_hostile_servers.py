@@ -7,12 +7,19 @@ key nowhere in it."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import socket
 import time
 
+import httpx
 import pytest
 from httpx._decoders import SUPPORTED_DECODERS
 
+from probes.adapters import openai
+from probes.adapters.base import Request
+from probes.adapters.http import Exchange, execute
+from probes.adapters.state import StreamState
 from probes.result import ProbeResult
 from probes.runner import NO_OUTPUT_FLAG
 from tests.support.brotli_stored import brotli_stored
@@ -238,3 +245,34 @@ def test_broken_chunked_framing_mid_stream_keeps_what_came_before() -> None:
     assert (result.error_class, result.http_status) == ("connection_error", 200)
     assert result.response_text == "ANSWER:" and result.ttft_ms is not None
     assert result.score_strict is None
+
+
+def test_a_server_that_takes_no_request_is_a_first_token_timeout() -> None:
+    """A listener that never reads: the send blocks once the socket buffers are full. It
+    was connection_error ('WriteTimeout') when the deadline was longer than the write
+    timeout and timeout_first_token when shorter: one behaviour, two classes."""
+    with socket.socket() as listener:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)  # the kernel completes the handshake; nothing ever reads
+        port = listener.getsockname()[1]
+        request = Request(
+            url=f"http://127.0.0.1:{port}/v1/chat/completions",
+            headers={"content-type": "application/json"},
+            body={"model": "m", "pad": "x" * 30_000_000},  # far past any socket buffer
+            stream=True,
+        )
+
+        async def send() -> Exchange:
+            async with httpx.AsyncClient() as client:
+                return await execute(
+                    client, request, StreamState(), openai,
+                    deadline_s=60.0, read_timeout_s=60.0, connect_timeout_s=1.0,
+                )  # fmt: skip
+
+        started = time.monotonic()
+        ex = asyncio.run(send())
+        took = time.monotonic() - started
+    assert took < 1.0 + SLACK_S, f"took {took:.1f} s: the write timeout did not end it"
+    assert (ex.failure, ex.status) == ("timeout_first_token", None), ex.detail
+    assert "took no more of the request" in (ex.detail or "")

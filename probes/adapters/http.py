@@ -319,6 +319,12 @@ async def execute(
         ex.failure, ex.detail = "timeout_connect", "PoolTimeout: no free pooled connection"
     except httpx.ReadTimeout:
         _timed_out(ex, state, trace, f"no byte for {read_timeout_s:.1f} s")
+    except httpx.WriteTimeout:
+        # Connected, but the server stopped taking the request: silence, as when it takes it
+        # and never answers (which the deadline reports), not a dropped connection.
+        _timed_out(
+            ex, state, trace, f"the server took no more of the request for {timeout.write} s"
+        )
     except httpx.DecodingError as exc:
         ex.failure, ex.detail = "malformed_stream", f"undecodable body: {type(exc).__name__}"
     except (httpx.UnsupportedProtocol, httpx.LocalProtocolError) as exc:
