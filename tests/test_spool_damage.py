@@ -407,3 +407,68 @@ def test_a_stored_segment_that_cannot_be_deleted_is_reported_once_not_every_flus
     assert any(f"{segment}, stored earlier, is deleted at last" in m for m in caplog.messages)
     stored = Warehouse(warehouse).query("SELECT run_id FROM probe_results")["run_id"]
     assert sorted(stored) == sorted(r.run_id for r in [earlier, *later])
+
+
+@pytest.mark.parametrize("kind", ["thread", "process"])
+def test_a_stored_segment_that_cannot_be_deleted_is_not_counted_as_waiting(
+    tmp_path: Path, kind: str
+) -> None:
+    """A segment whose rows are stored but which the kernel will not delete (chattr +i)
+    still counted in the spool depth: the flush's outcome (the daemon's metric), the
+    spool's own depth (the stop summary), ``nerfwatch status`` (another process, which
+    only sees the folder) all said one row waits although it is in the warehouse, and
+    the spend read from the spool at start counted its cost a second time. Now none of
+    them counts it; once it can be deleted, its stored mark goes with it."""
+    config = make_config(tmp_path)
+    directory, warehouse = config.warehouse.spool_dir, config.warehouse.path
+    earlier = _row(cost_usd=0.25)
+    _spool_with(directory, [earlier])
+    segment = _segment(directory, 1)
+    spool = Spool(directory)
+    spool.open()
+    flusher = Flusher(spool, _writer(kind, warehouse, directory))
+    try:
+        with _immutable(segment):
+            outcome = flusher.flush_once()
+            assert segment.exists() and outcome.error is None
+            assert outcome.depth == 0
+            assert spool.depth() == 0
+            assert pending_lines(directory) == 0  # what status reads, from another process
+            assert gather_status(config, lock_wait_s=5).spool_depth == 0
+            assert spool_spend(Spool(directory).iter_pending(), _DAY.date()) == {}
+        flusher.flush_once()
+        assert not segment.exists()
+    finally:
+        flusher.close()
+        spool.close()
+    assert list(directory.glob("*.stored")) == []
+    stored = Warehouse(warehouse).query("SELECT run_id FROM probe_results")["run_id"]
+    assert stored.to_list() == [earlier.run_id]
+
+
+def test_a_new_segment_never_takes_the_name_of_a_stored_mark(tmp_path: Path) -> None:
+    """A stored mark whose segment is gone is dropped at open; one that cannot be
+    dropped keeps its name taken, so a new segment is never counted as stored."""
+    directory = tmp_path / "spool"
+    directory.mkdir()
+    (directory / "seg-000000000003.jsonl.stored").touch()
+    spool = Spool(directory)
+    spool.open()
+    try:
+        asyncio.run(spool.append(_row().to_json()))
+        assert not (directory / "seg-000000000003.jsonl.stored").exists()
+        assert [s.seq for s in list_segments(directory)] == [1]
+        assert spool.depth() == 1 and pending_lines(directory) == 1
+    finally:
+        spool.close()
+    mark = directory / "seg-000000000007.jsonl.stored"
+    mark.touch()
+    with _immutable(mark):
+        spool = Spool(directory)
+        spool.open()
+        try:
+            asyncio.run(spool.append(_row().to_json()))
+            assert [s.seq for s in list_segments(directory)] == [1, 8]
+            assert pending_lines(directory) == 2
+        finally:
+            spool.close()

@@ -9,9 +9,11 @@ segment it opened itself; ``seal()`` starts a fresh one, so every older segment 
 immutable and can be flushed. A segment is deleted only after its rows are committed
 to the warehouse, and the warehouse insert is idempotent by ``run_id``: a crash between
 commit and delete replays rows that are then skipped, so each acknowledged result
-ends up stored exactly once. A process never appends to a segment left by an earlier
-process, so a torn last line (a write cut by ``kill -9``) stays the last line of its
-segment and is recognised and dropped on replay; it was never acknowledged.
+ends up stored exactly once. One the kernel will not delete gets an empty
+``seg-<seq>.jsonl.stored`` beside it, so that no reader counts its rows as waiting.
+A process never appends to a segment left by an earlier process, so a torn last line
+(a write cut by ``kill -9``) stays the last line of its segment and is recognised and
+dropped on replay; it was never acknowledged.
 
 Appends go through one writer thread that batches concurrent lines into one
 ``write`` + ``fsync`` (group commit), keeping disk latency off the event loop.
@@ -26,7 +28,7 @@ import logging
 import os
 import queue
 import threading
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,6 +42,8 @@ __all__ = [
     "read_segment",
     "remove_segments",
     "segment_bytes",
+    "stored_mark",
+    "waiting_segments",
 ]
 
 log = logging.getLogger(__name__)
@@ -47,6 +51,7 @@ log = logging.getLogger(__name__)
 _PREFIX = "seg-"
 _SUFFIX = ".jsonl"
 _LOCK_NAME = ".lock"
+_STORED_SUFFIX = ".stored"
 
 
 class SpoolError(Exception):
@@ -77,6 +82,23 @@ def _named_segments(directory: Path) -> list[Segment]:
         if digits.isdigit():
             segments.append(Segment(int(digits), path))
     return sorted(segments, key=lambda s: s.seq)
+
+
+def stored_mark(segment: Path) -> Path:
+    """The empty file that says ``segment``'s rows are in the warehouse although the
+    kernel kept the segment: ``nerfwatch status`` runs in another process than the
+    flush, and must not count those rows as waiting."""
+    return segment.with_name(segment.name + _STORED_SUFFIX)
+
+
+def _marked_seqs(directory: Path) -> list[int]:
+    """Sequence numbers of the stored marks in ``directory``."""
+    seqs = []
+    for path in directory.glob(f"{_PREFIX}*{_SUFFIX}{_STORED_SUFFIX}"):
+        digits = path.name[len(_PREFIX) : -len(_SUFFIX + _STORED_SUFFIX)]
+        if digits.isdigit():
+            seqs.append(int(digits))
+    return seqs
 
 
 def list_segments(directory: Path) -> list[Segment]:
@@ -124,11 +146,21 @@ def segment_bytes(path: Path) -> bytes:
         raise SpoolError(f"spool segment {path} cannot be read: {exc.strerror}") from exc
 
 
-def pending_lines(directory: Path) -> int:
-    """How many results wait in the spool (complete lines over all segments); a segment
-    that cannot be read is not counted (the flush names it)."""
+def waiting_segments(directory: Path, stored: Collection[Path] = ()) -> list[Segment]:
+    """The segments whose rows may not be in the warehouse yet: all but those in
+    ``stored`` (the flush's own record) or with a stored mark."""
+    return [
+        s
+        for s in list_segments(directory)
+        if s.path not in stored and not stored_mark(s.path).exists()
+    ]
+
+
+def pending_lines(directory: Path, stored: Collection[Path] = ()) -> int:
+    """How many results wait in the spool (complete lines over the waiting segments); a
+    segment that cannot be read is not counted (the flush names it)."""
     total = 0
-    for segment in list_segments(directory):
+    for segment in waiting_segments(directory, stored):
         with contextlib.suppress(OSError):
             total += segment.path.read_bytes().count(b"\n")
     return total
@@ -138,15 +170,23 @@ def remove_segments(directory: Path, paths: list[Path]) -> dict[Path, str]:
     """Delete flushed segments (their rows are committed to the warehouse), durably, and
     return those the kernel will not delete (EPERM: immutable; EROFS; EACCES: a read-only
     folder) with the reason. One such segment does not keep the others; its rows are
-    stored, so the caller only tries to delete it again. A folder that cannot be synced
-    is a ``SpoolError`` (the deletions may not last; a replay stores nothing twice)."""
+    stored, so the caller only tries to delete it again, and it gets a stored mark where
+    the folder takes one. A folder that cannot be synced is a ``SpoolError`` (the
+    deletions may not last; a replay stores nothing twice)."""
     undeletable: dict[Path, str] = {}
     for path in paths:
         try:
             path.unlink(missing_ok=True)
         except OSError as exc:
             undeletable[path] = exc.strerror or str(exc)
-    if len(undeletable) < len(paths):
+            _mark_stored(path)
+        else:
+            with contextlib.suppress(OSError):
+                stored_mark(path).unlink(missing_ok=True)
+    if len(undeletable) == len(paths) and undeletable:
+        with contextlib.suppress(OSError):  # only marks changed: a hint, not the rows
+            _fsync_dir(directory)
+    elif len(undeletable) < len(paths):
         try:
             _fsync_dir(directory)
         except OSError as exc:
@@ -155,6 +195,23 @@ def remove_segments(directory: Path, paths: list[Path]) -> dict[Path, str]:
                 "stored, and any segment back after a crash is skipped"
             ) from exc
     return undeletable
+
+
+def _mark_stored(segment: Path) -> None:
+    """Leave a stored mark beside ``segment``; a folder that refuses it (read-only, no
+    space) leaves the segment counted as waiting by other processes, no worse."""
+    with contextlib.suppress(OSError):
+        os.close(os.open(stored_mark(segment), os.O_WRONLY | os.O_CREAT, 0o644))
+
+
+def _drop_orphan_marks(directory: Path) -> None:
+    """Remove the stored marks whose segment is gone (deleted after all, or a crash
+    between the two deletes), so that no new segment of that name counts as stored."""
+    for seq in _marked_seqs(directory):
+        segment = directory / _segment_name(seq)
+        if not segment.exists():
+            with contextlib.suppress(OSError):
+                stored_mark(segment).unlink()
 
 
 def _fsync_dir(directory: Path) -> None:
@@ -188,6 +245,9 @@ class Spool:
         self._torn = False  # the active segment ends with bytes of a failed write
         self.appended = 0
         self.seal_error: str | None = None  # why the last seal kept the active segment
+        # segments whose rows are stored but which the kernel kept (the flush says so):
+        # not waiting, even where the folder took no stored mark
+        self.stored: frozenset[Path] = frozenset()
 
     # -- lifecycle ---------------------------------------------------------------------
     def open(self) -> None:
@@ -200,11 +260,14 @@ class Spool:
             os.close(lock_fd)
             raise SpoolLocked(f"spool {self.directory} is in use by another daemon") from None
         self._lock_fd = lock_fd
+        _drop_orphan_marks(self.directory)
         existing = _named_segments(self.directory)  # odd entries too: their names are taken
         for segment in existing:
             if not segment.path.is_file():
                 log.error("spool entry %s is not a regular file; left alone", segment.path)
-        self._start_segment(existing[-1].seq + 1 if existing else 1)
+        # a mark that could not be dropped takes its name too
+        taken = [s.seq for s in existing] + _marked_seqs(self.directory)
+        self._start_segment(max(taken) + 1 if taken else 1)
         self._thread = threading.Thread(target=self._writer, name="spool-writer", daemon=True)
         self._thread.start()
 
@@ -343,13 +406,15 @@ class Spool:
         return [s for s in list_segments(self.directory) if s.seq < active_seq]
 
     def depth(self) -> int:
-        return pending_lines(self.directory)
+        """Rows waiting for the warehouse (not those of stored segments the kernel kept)."""
+        return pending_lines(self.directory, self.stored)
 
     def iter_pending(self, unreadable: list[SpoolError] | None = None) -> Iterator[str]:
         """Every complete line currently in the spool, oldest first. Given ``unreadable``, a
         segment the kernel will not read (EIO) is skipped and its error kept there, so the
-        other segments still count; without it, the error is raised."""
-        for segment in list_segments(self.directory):
+        other segments still count; without it, the error is raised. Stored segments the
+        kernel kept are left out: their rows are in the warehouse."""
+        for segment in waiting_segments(self.directory, self.stored):
             try:
                 lines = read_segment(segment.path)
             except SpoolError as exc:

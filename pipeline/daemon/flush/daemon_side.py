@@ -176,6 +176,7 @@ class Flusher:
             if path in paths:
                 log.info("spool segment %s, stored earlier, is deleted at last", path)
         self.undeletable = dict(undeletable)
+        self.spool.stored = frozenset(undeletable)  # not waiting: left out of the depth
 
     def _requeue(self, side: list[SideRows]) -> None:
         """Side rows wait for the next flush (their inserts are idempotent)."""
