@@ -1,4 +1,4 @@
-"""The release-cycle table of a provider without a baseline says what its verdict says.
+"""The release cycle of a provider without a baseline says what its verdict says.
 
 A new user's first report (a llama.cpp server probed for a few minutes) read "Not enough
 data yet" in the verdict and "Stable for under a day" in the release-cycle table: the table
@@ -17,6 +17,7 @@ import polars as pl
 
 from pipeline.analysis.orchestrate import run_analysis
 from pipeline.report import IsoWeek, render_report
+from pipeline.report.charts import STAGE_COLOURS
 from pipeline.warehouse import Warehouse
 from tests.support.report import Series, probe_frame
 
@@ -43,6 +44,39 @@ def test_a_provider_without_a_baseline_has_no_phase_in_the_cycle_table(
     young_row = _cycle_row(page, "young")
     assert "not enough data yet" in young_row and "Stable" not in young_row, young_row
     assert "Stable for" in _cycle_row(page, "settled")  # a provider with a baseline is told
+
+
+def _cycle_rows(page: str) -> list[str]:
+    """The release-cycle chart's rows (one SVG axes each, in provider order)."""
+    start = page.index('data-chart="cycle"')
+    svg = page[start : page.index("</svg>", start)]
+    return re.split(r'<g id="cycle-axes_\d+">', svg.split('<g id="cycle-legend_1">')[0])[1:]
+
+
+def test_a_provider_without_a_baseline_has_no_stable_band_in_the_cycle_chart(
+    warehouse: Warehouse, tmp_path: Path
+) -> None:
+    """The analysis labels the 12 hours of 'young' stable (its longest segment stands in for
+    a baseline); the chart drew that as a grey 'stable' band the verdict refuses to claim.
+    Now its row is a dashed outline, and the caption says why."""
+    young = probe_frame([Series("young", "young-short", "short")], end=NOW, days=0.5, seed=1)
+    settled = probe_frame([Series("settled", "settled-short", "short")], end=NOW, days=20)
+    warehouse.insert_frame("probe_results", pl.concat([young, settled]), key="run_id")
+    run_analysis(warehouse)
+    assert set(warehouse.query("SELECT DISTINCT provider, label FROM phases").rows()) == {
+        ("young", "stable"),
+        ("settled", "stable"),
+    }  # what the analysis wrote: the premise of this test
+    page = render_report(warehouse, tmp_path, week=WEEK, now=NOW).read_text(encoding="utf-8")
+    settled_row, young_row = _cycle_rows(page)
+    stable = f"fill: {STAGE_COLOURS['stable'].lower()}"
+    assert stable in settled_row
+    assert stable not in young_row, "a stable band for a provider without a baseline"
+    assert "stroke-dasharray" in young_row  # the dashed outline over its probes
+    caption = page.split('id="chart-cycle"', 1)[1].split("</figcaption>", 1)[0]
+    assert "no baseline yet" in caption
+    assert "young: 12 of the 72 hours with short-context answers" in caption, caption
+    assert "settled:" not in caption
 
 
 def test_a_provider_not_probed_this_week_says_so_in_the_cycle_table(

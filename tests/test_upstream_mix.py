@@ -74,8 +74,9 @@ def test_traffic_moved_to_another_upstream_fires_and_is_said_in_words(
     assert abs(sign["pvalue"] - 5 / 4495) < 1e-12, sign
     verdict = _verdict(page, "router")
     assert (
-        f"{LABEL} served by DeepInfra 79 %, Together 21 % (1,344 calls on 28 days) \u2192 "
-        "Together 91 %, DeepInfra 9 % (144 calls on the last 3 days), 70 % of calls moved "
+        f"{LABEL} served by DeepInfra 79 %, Together 21 % (1,344 calls on each of the 28 days "
+        "before) \u2192 Together 91 %, DeepInfra 9 % (144 calls on each of the last 3 days), "
+        "70 % of calls moved "
         "(first window)"
     ) in verdict, verdict
     assert "(p=" not in verdict and "\u2013 token count" not in verdict, verdict

@@ -7,6 +7,7 @@ from datetime import datetime, timedelta
 import polars as pl
 
 from pipeline.report import charts, claims, fmt, grid_charts, tables, verdicts
+from pipeline.report.baseline import NoBaseline, without_baseline
 from pipeline.report.context import AnalysisInfo, Chart, ReportContext, Section
 from pipeline.report.data import ReportData
 from pipeline.report.fixed_answers import fixed_answers
@@ -18,14 +19,26 @@ __all__ = ["build_context", "timeline"]
 
 
 def timeline(data: ReportData) -> Timeline:
-    """The window, phases and releases every time chart of this report shares."""
+    """The window, phases and releases every time chart of this report shares. Phases of
+    a provider without a baseline are left out: the verdict does not tell them either."""
+    phases = data.result("phases")
+    unfounded = list(without_baseline(data))
+    if phases.height and unfounded:
+        phases = phases.filter(~pl.col("provider").is_in(unfounded))
     return Timeline.for_week(
         (data.week.start, data.week.end),
         now=data.now,
         first_data=data.totals["first_at"],
-        phases=data.result("phases"),
+        phases=phases,
         releases={p: tables.releases_for(data, p) for p in data.provider_names},
     )
+
+
+def _unfounded(data: ReportData) -> dict[str, NoBaseline]:
+    """Providers without a baseline that the analysis nonetheless found phases for."""
+    phases = data.result("phases")
+    analysed = set(phases["provider"].to_list()) if phases.height else set()
+    return {p: b for p, b in without_baseline(data).items() if p in analysed}
 
 
 def _ttft_section(data: ReportData, window: Timeline) -> Section:
@@ -125,7 +138,10 @@ def build_context(data: ReportData, *, generated_at: datetime) -> ReportContext:
             data, {v.provider: v.status for v in provider_verdicts if v.outlook}
         ),
         cycle_chart=charts.cycle_chart(
-            data.result("release_forecasts"), data.provider_names, timeline=window
+            data.result("release_forecasts"),
+            data.provider_names,
+            timeline=window,
+            unfounded=_unfounded(data),
         ),
         cycle_findings=claims.cycle_findings(data),
         quality=tables.quality_notes(data),

@@ -7,6 +7,7 @@ small however long the history is.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import date, datetime, timedelta
 
 import polars as pl
@@ -14,6 +15,7 @@ from matplotlib.axes import Axes
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
+from pipeline.report.baseline import NoBaseline
 from pipeline.report.context import Chart
 from pipeline.report.svg import INK, MUTED, PALETTE, figure_svg, new_figure, plain, style
 from pipeline.report.timeline import MARKS_NOTE, Timeline, dates, x
@@ -39,6 +41,7 @@ STAGE_COLOURS = {
     "major_degradation": "#dc2626",
     "recovery": "#93c5fd",
 }
+NO_BASELINE_LABEL = "no baseline yet"
 STAGE_LABELS = {
     "stable": "stable",
     "subtle_degradation": "subtle degradation",
@@ -200,8 +203,34 @@ def _forecast_windows(ax: Axes, forecasts: pl.DataFrame, today: date) -> None:
         )
 
 
-def _cycle_legend() -> list[Patch]:
+def _no_baseline_box(ax: Axes, probes: NoBaseline, timeline: Timeline) -> None:
+    """A dashed outline over the probes of a provider without a baseline, and those words:
+    the analysis cannot call that stretch stable or degraded yet."""
+    start = x(max(probes.first, timeline.start))
+    end = x(min(probes.end, timeline.now))
+    if end > start:
+        ax.broken_barh(
+            [(start, end - start)], (0.25, 0.5), facecolor="none", edgecolor=MUTED, lw=1.0,
+            linestyle="--",
+        )  # fmt: skip
+    middle = (x(timeline.start) + x(timeline.end)) / 2
+    left = start > middle  # the words go where there is room
+    ax.annotate(
+        f"{NO_BASELINE_LABEL} ({probes.words})",
+        (start if left else max(end, start), 0.5),
+        xytext=(-4 if left else 4, 0),
+        textcoords="offset points",
+        ha="right" if left else "left",
+        va="center",
+        fontsize=7,
+        color=MUTED,
+    )
+
+
+def _cycle_legend(unfounded: bool) -> list[Patch]:
     handles = [Patch(color=c, label=STAGE_LABELS[k]) for k, c in STAGE_COLOURS.items()]
+    if unfounded:
+        handles.append(Patch(fill=False, ls="--", edgecolor=MUTED, label=NO_BASELINE_LABEL))
     handles.append(
         Patch(fill=False, hatch=FORECAST_HATCH, edgecolor=FORECAST_COLOUR, label="release forecast")
     )
@@ -222,19 +251,25 @@ def _cycle_end(timeline: Timeline, forecasts: pl.DataFrame) -> datetime:
 
 
 def cycle_chart(
-    forecasts: pl.DataFrame, providers: list[str], *, timeline: Timeline
+    forecasts: pl.DataFrame,
+    providers: list[str],
+    *,
+    timeline: Timeline,
+    unfounded: Mapping[str, NoBaseline] | None = None,
 ) -> Chart | None:
     """Each provider's phases as a coloured band, with releases and forecast windows.
 
     Same window as every other time chart, except that it runs on past the week's end
-    when a forecast window lies in the future. None when no provider of the report has
-    phases: the newest analysis may cover data after the report's week (a past week
-    rendered on a Monday) or providers it lacks.
+    when a forecast window lies in the future. A provider in ``unfounded`` (phases found
+    without a baseline, which the verdict does not tell) gets a dashed outline over its
+    probes instead of a band. None when no provider of the report has phases: the newest
+    analysis may cover data after the report's week (a past week rendered on a Monday)
+    or providers it lacks.
     """
-    phases = timeline.phases
-    if phases.height == 0 or not providers:
-        return None
-    providers = [p for p in providers if phases.filter(pl.col("provider") == p).height]
+    phases, unfounded = timeline.phases, unfounded or {}
+    drawn = set(phases["provider"].to_list()) if phases.height else set()
+    providers = [p for p in providers if p in drawn or p in unfounded]
+    unfounded = {p: unfounded[p] for p in providers if p in unfounded}
     if not providers:
         return None
     with style():
@@ -244,14 +279,18 @@ def cycle_chart(
         )
         axes = fig.subplots(n, 1, sharex=True, squeeze=False)[:, 0]
         for ax, provider in zip(axes, providers, strict=True):
-            _stage_bars(ax, phases.filter(pl.col("provider") == provider), timeline)
+            if provider in unfounded:
+                _no_baseline_box(ax, unfounded[provider], timeline)
+            else:
+                _stage_bars(ax, phases.filter(pl.col("provider") == provider), timeline)
             timeline.mark(ax, provider=None)
             for row in timeline.releases.get(provider, pl.DataFrame()).iter_rows(named=True):
                 ax.axvline(_day_x(row["release_date"]), color=INK, lw=1.0, ls=(0, (2, 1.5)))
             mine = (
                 forecasts.filter(pl.col("provider") == provider) if forecasts.height else forecasts
             )
-            _forecast_windows(ax, mine, timeline.now.date())
+            if provider not in unfounded:  # a forecast from phases the verdict does not tell
+                _forecast_windows(ax, mine, timeline.now.date())
             ax.axvline(x(timeline.now), color=MUTED, lw=1.0)
             ax.set_ylim(0, 1)
             ax.set_yticks([])
@@ -259,7 +298,10 @@ def cycle_chart(
             ax.spines["left"].set_visible(False)
             ax.set_ylabel(plain(provider), rotation=0, ha="right", va="center", fontsize=8.5)
         fig.legend(
-            handles=_cycle_legend(), loc="upper left", ncols=4, bbox_to_anchor=(1.1 / 9.0, 1.0)
+            handles=_cycle_legend(bool(unfounded)),
+            loc="upper left",
+            ncols=4,
+            bbox_to_anchor=(1.1 / 9.0, 1.0),
         )
         timeline.axis(axes[-1])
         axes[-1].set_xlim(x(timeline.start), x(_cycle_end(timeline, forecasts)))
@@ -271,6 +313,17 @@ def cycle_chart(
         caption="Each band is a provider's phases as the analysis found them, over the same "
         "window as the charts above. Dotted lines: releases of the provider's vendor; grey "
         "line: now; hatched: this report's week. Green hatched outline: forecast window for "
-        "the next release (dotted and dashed when inconclusive).",
+        "the next release (dotted and dashed when inconclusive)." + _no_baseline_note(unfounded),
         svg=svg,
+    )
+
+
+def _no_baseline_note(unfounded: Mapping[str, NoBaseline]) -> str:
+    """Who has no baseline, said in the caption too (the chart's own words are paths)."""
+    if not unfounded:
+        return ""
+    who = "; ".join(f"{p}: {b.words}" for p, b in unfounded.items())
+    return (
+        f" Dashed outline, {NO_BASELINE_LABEL}: probes so far ({who}), fewer than the "
+        "phases' baseline needs, so they are not called stable or degraded."
     )

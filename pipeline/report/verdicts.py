@@ -16,15 +16,15 @@ from typing import Any
 
 import polars as pl
 
-from pipeline.analysis.phases import MIN_BASELINE_HOURS
 from pipeline.report import fmt
+from pipeline.report.baseline import MIN_BASELINE_HOURS, answered_hours
 from pipeline.report.confidence import Evidence, grade
 from pipeline.report.context import Recommendation, SignView, Verdict
 from pipeline.report.data import ReportData
 from pipeline.report.failing_now import failing_now
 from pipeline.report.last_day import last_day, provisional_note
 from pipeline.report.severity import SeverityBasis, describe, severity_basis
-from pipeline.report.upstream_words import served_by
+from pipeline.report.upstream_words import mix_windows, served_by
 
 __all__ = ["STAGES", "current_phase", "episode_start", "recommendations", "verdicts"]
 
@@ -103,6 +103,7 @@ def _tone(phase: dict[str, Any]) -> str:
     return "bad" if phase["stage"] == "major_degradation" else "warn"
 
 
+_METADATA = "response_metadata_changed"  # pipeline.analysis.metadata_sign.SIGN
 _SIGN_UNITS = {
     "long_context_slower": "long/short TTFT ratio",
     "more_busy_errors": "busy-error rate",
@@ -137,7 +138,7 @@ def _sign_effect(row: dict[str, Any]) -> str:
     text = f"{show(row['effect'])} {unit}".strip()
     if fmt.known(row["effect_lo"]) and fmt.known(row["effect_hi"]):
         text += f" (95\u00a0% CI {show(row['effect_lo'])} to {show(row['effect_hi'])})"
-    moved = served_by(row.get("detail") or "") if sign == "response_metadata_changed" else None
+    moved = served_by(row.get("detail") or "", row) if sign == _METADATA else None
     if moved is not None:  # the upstreams a router names say more than a token count
         return f"{moved}; {text}" if fmt.known(row["effect"]) else moved
     return text
@@ -158,7 +159,10 @@ def _signs(data: ReportData, provider: str) -> list[SignView]:
     for row in _firing(data, provider).iter_rows(named=True):
         persistent = "persistent" if row.get("persistent") else "first window"
         label = SIGNS.get(row["sign"], row["sign"])
-        views.append(SignView(label, _sign_effect(row), persistent, row.get("detail") or ""))
+        detail = row.get("detail") or ""
+        if row["sign"] == _METADATA:
+            detail = mix_windows(detail, row)
+        views.append(SignView(label, _sign_effect(row), persistent, detail))
     return views
 
 
@@ -289,7 +293,7 @@ def _evidence(
 def _readiness(data: ReportData, provider: str) -> str:
     """What the data cannot tell yet and how much more it needs; "" when enough."""
     hours = _hours(data, provider)
-    covered = hours.filter(pl.col("n_short_ok") > 0).height
+    covered = answered_hours(hours)
     if covered >= MIN_BASELINE_HOURS:
         return ""
     probes = int(hours["n"].sum()) if hours.height else 0
