@@ -4,7 +4,10 @@ scrubbed copy of every other header.
 Dialects: OpenAI-style ``x-ratelimit-{limit,remaining,reset}-{requests,tokens}`` (reset
 is a relative Go duration like ``6m0s``; ``_usage_based`` variants exist);
 ``anthropic-ratelimit-{requests,tokens,input-tokens,output-tokens}-{limit,remaining,reset}``
-(reset is an absolute RFC 3339 time); and Anthropic's subscription family
+(reset is an absolute RFC 3339 time; input and output tokens are separate limits, each
+with its own ``rl_input_tokens_*`` / ``rl_output_tokens_*`` columns, while ``rl_tokens_*``
+holds the combined ``tokens`` family, or the input family where no combined one is sent,
+as it always did); and Anthropic's subscription family
 ``anthropic-ratelimit-unified-*`` (status, representative claim, 5-hour and 7-day
 utilization as a fraction, resets as Unix epoch seconds).
 
@@ -99,30 +102,52 @@ def _retry_after(headers: Mapping[str, str], now: datetime) -> float | None:
         return None
 
 
+_FIELDS = ("limit", "remaining", "reset")
+
+
+Family = tuple[str, ...]  # header name patterns read as one limit, each field first-found
+
+
+def _families(kind: str) -> tuple[Family, ...]:
+    """The header families of one limit, in order of preference. OpenAI's ``_usage_based``
+    variants fill the fields its plain headers leave out, as they always did."""
+    openai = f"x-ratelimit-{{}}-{kind}"
+    families: tuple[Family, ...] = (
+        (openai, openai + "_usage_based"),
+        (f"anthropic-ratelimit-{kind}-{{}}",),
+    )
+    return (*families, ("anthropic-ratelimit-input-tokens-{}",)) if kind == "tokens" else families
+
+
+def _first_family(
+    headers: Mapping[str, str], families: tuple[Family, ...]
+) -> dict[str, str | None]:
+    """The three fields of the first family sent at all, all from that family: a limit
+    from one family over the remaining count or reset of another describes neither (an
+    Anthropic combined ``tokens`` family sent without its reset took the input one's)."""
+    for family in families:
+        raw = {field: _pick(headers, family, field) for field in _FIELDS}
+        if any(value is not None for value in raw.values()):
+            return raw
+    return dict.fromkeys(_FIELDS)
+
+
+def _pick(headers: Mapping[str, str], family: Family, field: str) -> str | None:
+    for pattern in family:
+        if pattern.format(field) in headers:
+            return headers[pattern.format(field)]
+    return None
+
+
 def rate_limits(headers: Mapping[str, str], now: datetime | None = None) -> RateLimits:
     """The typed rate-limit columns from lower-cased response headers."""
     now = now or datetime.now(UTC)
-
-    def pick(*names: str) -> str | None:
-        for name in names:
-            if name in headers:
-                return headers[name]
-        return None
-
     out: RateLimits = {}
     for kind in ("requests", "tokens"):
-        o = f"x-ratelimit-{{}}-{kind}"
-        a = f"anthropic-ratelimit-{kind}-{{}}"
-        ai = "anthropic-ratelimit-input-tokens-{}" if kind == "tokens" else a
-        names = {
-            field: (o.format(field), o.format(field) + "_usage_based", a.format(field),
-                    ai.format(field))
-            for field in ("limit", "remaining", "reset")
-        }  # fmt: skip
-        out.update(_family(f"rl_{kind}", {f: pick(*n) for f, n in names.items()}, now))
-    output = "anthropic-ratelimit-output-tokens-{}"
-    raw = {field: headers.get(output.format(field)) for field in ("limit", "remaining", "reset")}
-    out.update(_family("rl_output_tokens", raw, now))
+        out.update(_family(f"rl_{kind}", _first_family(headers, _families(kind)), now))
+    for kind in ("input", "output"):  # Anthropic's separate input- and output-token limits
+        raw = _first_family(headers, ((f"anthropic-ratelimit-{kind}-tokens-{{}}",),))
+        out.update(_family(f"rl_{kind}_tokens", raw, now))
     out.update(_unified(headers, now))
     out["retry_after_s"] = _retry_after(headers, now)
     return out

@@ -52,7 +52,7 @@ def safe_endpoint(base_url: str) -> str:
 
 @dataclass(slots=True)
 class ProbeResult:
-    """One probe attempt; field meanings are documented in the schema files (001, 012)."""
+    """One probe attempt; field meanings are documented in the schema files (001, 012, 014)."""
 
     run_id: str
     started_at: datetime
@@ -108,6 +108,9 @@ class ProbeResult:
     rl_tokens_limit: int | None = None
     rl_tokens_remaining: int | None = None
     rl_tokens_reset_s: float | None = None
+    rl_input_tokens_limit: int | None = None
+    rl_input_tokens_remaining: int | None = None
+    rl_input_tokens_reset_s: float | None = None
     rl_output_tokens_limit: int | None = None
     rl_output_tokens_remaining: int | None = None
     rl_output_tokens_reset_s: float | None = None

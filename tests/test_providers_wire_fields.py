@@ -296,3 +296,77 @@ def test_new_columns_reach_the_warehouse(backend: str, tmp_path: Path) -> None:
         ("DeepInfra", 0, None, None, None, None),
         (None, 0, 80_000, "allowed_warning", "five_hour", pytest.approx(0.92)),
     ]
+
+
+# -- 5. Anthropic's input-token limit (migration 014) ---------------------------------
+
+ANTHROPIC_ALL_LIMITS = {  # every family §4 names, as Anthropic sends them together
+    "request-id": "req_01B",
+    "anthropic-ratelimit-requests-limit": "4000",
+    "anthropic-ratelimit-requests-remaining": "3999",
+    "anthropic-ratelimit-requests-reset": "2000-01-01T00:00:00Z",
+    "anthropic-ratelimit-tokens-limit": "480000",
+    "anthropic-ratelimit-tokens-remaining": "474000",
+    "anthropic-ratelimit-tokens-reset": "2000-01-01T00:00:00Z",
+    "anthropic-ratelimit-input-tokens-limit": "400000",
+    "anthropic-ratelimit-input-tokens-remaining": "395000",
+    "anthropic-ratelimit-input-tokens-reset": "2000-01-01T00:00:01Z",
+    "anthropic-ratelimit-output-tokens-limit": "80000",
+    "anthropic-ratelimit-output-tokens-remaining": "79000",
+    "anthropic-ratelimit-output-tokens-reset": "2000-01-01T00:00:00Z",
+}
+
+
+@pytest.mark.parametrize("backend", ["duckdb", "ducklake"])
+def test_input_token_limit_has_columns_beside_the_combined_one(
+    backend: str, tmp_path: Path
+) -> None:
+    """§4: with the combined ``tokens`` family sent, ``input-tokens-*`` (a limit of its
+    own, like output) reached response_headers only; now its columns, in the warehouse."""
+    result = _probe(
+        Reply(ANTHROPIC_ALL_LIMITS, _anthropic(ANTHROPIC_USAGE)), "anthropic", "anthropic"
+    )
+    assert (result.rl_tokens_limit, result.rl_tokens_remaining) == (480_000, 474_000)
+    assert (result.rl_input_tokens_limit, result.rl_input_tokens_remaining) == (400_000, 395_000)
+    assert result.rl_input_tokens_reset_s == 0.0  # a reset already past
+    assert (result.rl_output_tokens_limit, result.rl_requests_limit) == (80_000, 4000)
+    location: Path | Lake = tmp_path / "w.duckdb"
+    if backend == "ducklake":
+        location = Lake(catalog=f"sqlite:{tmp_path / 'c.sqlite'}", data_path=str(tmp_path / "d"))
+    warehouse = Warehouse(location)
+    try:
+        warehouse.migrate()
+        warehouse.insert_rows("probe_results", [result.as_row()], key="run_id")
+        stored = warehouse.query(
+            "SELECT rl_tokens_limit, rl_input_tokens_limit, rl_input_tokens_remaining,"
+            " rl_input_tokens_reset_s FROM probe_results"
+        ).rows()
+    finally:
+        warehouse.close()
+    assert stored == [(480_000, 400_000, 395_000, 0.0)]
+
+
+def test_input_only_limits_still_fill_the_tokens_columns() -> None:
+    """A gateway sending only ``input-tokens-*`` keeps its series in rl_tokens_*, as
+    before, so a provider's history does not change meaning."""
+    headers = {f"anthropic-ratelimit-input-tokens-{k}": v
+               for k, v in (("limit", "400000"), ("remaining", "1000"))}  # fmt: skip
+    limits = rate_limits(headers, NOW)
+    assert (limits["rl_tokens_limit"], limits["rl_tokens_remaining"]) == (400_000, 1000)
+    assert (limits["rl_input_tokens_limit"], limits["rl_input_tokens_remaining"]) == (400_000, 1000)
+
+
+def test_one_limits_fields_never_come_from_two_families() -> None:
+    """A combined family sent without its reset took the input family's reset: a limit
+    of one family over the reset (or remaining count) of another describes neither."""
+    headers = {
+        "anthropic-ratelimit-tokens-limit": "480000",
+        "anthropic-ratelimit-tokens-remaining": "474000",
+        "anthropic-ratelimit-input-tokens-limit": "400000",
+        "anthropic-ratelimit-input-tokens-remaining": "12",
+        "anthropic-ratelimit-input-tokens-reset": (NOW + timedelta(seconds=30)).isoformat(),
+    }
+    limits = rate_limits(headers, NOW)
+    assert (limits["rl_tokens_limit"], limits["rl_tokens_remaining"]) == (480_000, 474_000)
+    assert limits["rl_tokens_reset_s"] is None
+    assert limits["rl_input_tokens_reset_s"] == 30.0
