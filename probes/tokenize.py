@@ -33,6 +33,11 @@ def _count(dialect: str, reply: Any) -> int | None:
     return len(tokens) if isinstance(tokens, list) else None
 
 
+# What a pooled keep-alive connection the server closed as the request went out raises
+# before any response byte (httpx: "Server disconnected without sending a response.").
+_STALE = (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
+
+
 async def count_tokens(
     client: httpx.AsyncClient,
     *,
@@ -42,12 +47,19 @@ async def count_tokens(
     text: str,
     headers: dict[str, str] | None = None,
 ) -> int | None:
-    """Tokens of ``text`` as the server counts them (no chat template), or None."""
+    """Tokens of ``text`` as the server counts them (no chat template), or None.
+
+    Counting is idempotent, so a transport failure (most often a kept-alive connection
+    the server closed just as the call went out) gets one retry, which goes out on
+    another connection: the failed one has left the pool. Without it the first long
+    prompt on an unknown tokenizer went out at the bare estimate (60 % over target)."""
     body = {"model": model, "prompt": text} if dialect == "vllm" else {"content": text}
+    url = tokenize_url(base_url)
     try:
-        response = await client.post(
-            tokenize_url(base_url), json=body, headers=headers, timeout=TIMEOUT_S
-        )
+        try:
+            response = await client.post(url, json=body, headers=headers, timeout=TIMEOUT_S)
+        except _STALE:
+            response = await client.post(url, json=body, headers=headers, timeout=TIMEOUT_S)
         if response.status_code != 200:
             return None
         count = _count(dialect, response.json())

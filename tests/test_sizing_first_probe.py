@@ -27,7 +27,8 @@ from probes.runner import run_probe
 from probes.simulator import SimulatorHandle
 from probes.simulator.tokens import count_tokens
 from probes.sizing import CharsPerToken, overflow_prompt_tokens
-from tests.support.loopback import Reply, serving
+from tests.support.loopback import Reply, openai_answer, serving
+from tests.support.probing import loopback_provider, short_probe
 
 TARGET = 8_000
 
@@ -141,3 +142,38 @@ def test_every_stated_count_in_the_overflow_wordings_is_read() -> None:
     wordings = next(v for v in rows.values() if isinstance(v, list))
     read = {server: overflow_prompt_tokens(body) for server, _, _, _, body in wordings}
     assert {k: v for k, v in read.items() if v is not None} == STATED
+
+
+def test_tokenize_on_a_connection_the_server_closed_still_sizes_the_prompt() -> None:
+    """A llama.cpp server that closes a kept-alive connection just as the /tokenize call
+    goes out (the earlier probe's connection, reused): the count is asked again on a fresh
+    connection, so the long prompt is still sized, not sent at the bare estimate."""
+    ratio = 1.4  # chars per token of this server's tokenizer; the estimate is 2.2
+    dropped: list[int] = []
+
+    def respond(n: int, reused: bool) -> Reply:
+        body = json.loads(server.bodies[-1])
+        if "content" not in body:  # the chat request
+            return openai_answer()
+        if reused and not dropped:
+            dropped.append(n)
+            return Reply(drop=True)  # closed without a byte, as an idle-timeout close races
+        tokens = list(range(round(len(body["content"]) / ratio)))
+        return Reply(body=json.dumps({"tokens": tokens}).encode())
+
+    with serving(respond) as server:
+        provider = loopback_provider(server.port, preset="llamacpp", max_context=200_000)
+        estimator = CharsPerToken(4.0)
+
+        async def go() -> list[ProbeResult]:
+            async with httpx.AsyncClient() as client:  # one pool, as the daemon keeps
+                warm = await run_probe(provider, short_probe(), client=client, estimator=estimator)
+                long = await run_probe(
+                    provider, _probe("kv_lookup"), client=client, seed=7, estimator=estimator
+                )
+                return [warm, long]
+
+        warm, long = asyncio.run(go())
+    assert warm.error_class == "ok" and dropped, "no /tokenize call met the closed connection"
+    assert long.prompt_chars is not None
+    assert abs(long.prompt_chars / (TARGET * ratio) - 1) <= 0.05, long.prompt_chars
