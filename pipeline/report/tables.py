@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import date, datetime, timedelta
+from datetime import date
 from typing import Any
 
 import polars as pl
 
 from pipeline.report import fmt
 from pipeline.report.context import ComparisonRow, CycleRow, Example, QualityNote
+from pipeline.report.coverage import coverage_notes
 from pipeline.report.data import ReportData
 from pipeline.report.grid_charts import MIN_SCORED, wilson
 from pipeline.report.verdicts import STAGES, current_phase, episode_start
@@ -171,57 +172,6 @@ def cycle_rows(data: ReportData, untold: Mapping[str, str] | None = None) -> lis
     return rows
 
 
-def _gaps(
-    hours: list[datetime], start: datetime, end: datetime
-) -> tuple[int, int, datetime | None]:
-    """Missing whole hours in [start, end): count, longest run and where it began."""
-    seen = set(hours)
-    missing, run, longest, longest_at, run_at = 0, 0, 0, None, None
-    moment = start
-    while moment + timedelta(hours=1) <= end:
-        if moment in seen:
-            run = 0
-        else:
-            missing += 1
-            run_at = moment if run == 0 else run_at
-            run += 1
-            if run > longest:
-                longest, longest_at = run, run_at
-        moment += timedelta(hours=1)
-    return missing, longest, longest_at
-
-
-def _coverage_notes(data: ReportData) -> list[QualityNote]:
-    notes: list[QualityNote] = []
-    hours = data.week_hours
-    if hours.height == 0:
-        return notes
-    start, end = data.week.start, data.now
-    all_hours = sorted(set(hours["hour"].to_list()))
-    first, last = all_hours[0], all_hours[-1] + timedelta(hours=1)
-    down, longest, at = _gaps(all_hours, first, last)
-    if down:
-        notes.append(
-            QualityNote(
-                "warn",
-                f"No probes from any provider for {down} hour(s) between "
-                f"the first and last probe of the week (longest gap {longest} h "
-                f"from {fmt.stamp(at)}): the daemon was probably down.",
-            )
-        )
-    for provider, part in hours.group_by("provider", maintain_order=True):
-        missing, longest, at = _gaps(part["hour"].to_list(), max(start, first), min(end, last))
-        if missing > down:
-            notes.append(
-                QualityNote(
-                    "info",
-                    f"{provider}: no probes in {missing} hour(s) "
-                    f"(longest gap {longest} h from {fmt.stamp(at)}).",
-                )
-            )
-    return notes
-
-
 def _skip_notes(data: ReportData) -> list[QualityNote]:
     notes = []
     for (reason,), part in data.skips.group_by("reason", maintain_order=True):
@@ -262,7 +212,7 @@ def quality_notes(data: ReportData) -> list[QualityNote]:
                 f"{fmt.stamp(run['until'])}, before this week.",
             )
         )
-    notes += _coverage_notes(data) + _skip_notes(data)
+    notes += coverage_notes(data) + _skip_notes(data)
     return sorted(notes, key=lambda n: n.level != "warn")
 
 
