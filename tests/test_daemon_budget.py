@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -17,6 +18,8 @@ from pipeline.warehouse import Warehouse
 from probes.ids import new_run_id
 from probes.result import ProbeResult
 from tests.support.daemon import make_config
+from tests.support.loopback import Reply, serving
+from tests.support.probing import loopback_provider, probe_n, short_probe
 
 
 def _probe(name: str, context: int) -> ProbeConfig:
@@ -106,7 +109,7 @@ def test_cost_cap_and_day_rollover(tmp_path: Path) -> None:
     provider = make_config(tmp_path).provider("alpha")
     day = [date(2026, 11, 20)]
     guard = _capped_guard(day)
-    probe = _probe("short", 900)  # $0.0013 worst case
+    probe = _probe("short", 900)  # $0.0015 worst case (900 in at 1.25 x $1, 100 out at $4)
     got = guard.reserve(provider, probe)
     assert isinstance(got, Reservation)
     guard.settle(got, Spend(1000, 0.0013))
@@ -119,7 +122,7 @@ def test_a_clock_stepped_back_over_midnight_returns_to_that_days_spend(tmp_path:
     provider = make_config(tmp_path).provider("alpha")
     day = [date(2026, 11, 20)]
     guard = _capped_guard(day)
-    probe = _probe("short", 900)  # $0.0013 worst case
+    probe = _probe("short", 900)  # $0.0015 worst case (900 in at 1.25 x $1, 100 out at $4)
     first = guard.reserve(provider, probe)
     assert isinstance(first, Reservation) and first.day == day[0]
     guard.settle(first, Spend(1000, 0.0013))
@@ -135,7 +138,7 @@ def test_a_day_first_met_after_a_step_back_starts_from_its_stored_spend(tmp_path
     """Booted with the clock three days ahead, then corrected: the real day's spend,
     which this process never saw, is read before anything more is spent on it."""
     provider = make_config(tmp_path).provider("alpha")
-    probe = _probe("short", 900)  # $0.0013 worst case
+    probe = _probe("short", 900)  # $0.0015 worst case (900 in at 1.25 x $1, 100 out at $4)
     stored = {date(2026, 11, 20): {"alpha": Spend(1000, 0.0013)}}
     asked: list[date] = []
 
@@ -203,3 +206,36 @@ def _used(
         cache_write_tokens=cache_write,
         cost_usd=cost,
     )
+
+
+def test_a_cut_stream_without_usage_settles_at_its_reservation() -> None:
+    """§2: a stream cut before its usage chunk reports no usage, but the provider took the
+    prompt and may bill it. Such probes (a real loopback server cutting every stream after
+    the first content chunk) used to settle at $0, so a cap never stopped them."""
+    content = {"choices": [{"index": 0, "delta": {"content": "ANSWER"}, "finish_reason": None}]}
+    cut = Reply(
+        chunks=(f"data: {json.dumps(content)}\n\n".encode(),),
+        unended=True,
+        close_after=True,
+        headers={"content-type": "text/event-stream"},
+    )
+    probe = short_probe(max_output_tokens=100)
+    cap = 0.01
+    guard = BudgetGuard(BudgetConfig(total=BudgetLimits(daily_cost_usd=cap)))
+    with serving(lambda n, reused: cut) as server:
+        provider = loopback_provider(
+            server.port, price_input_per_mtok=1.0, price_output_per_mtok=4.0
+        )
+        ran: list[ProbeResult] = []
+        for _ in range(20):
+            reservation = guard.reserve(provider, probe)
+            if isinstance(reservation, str):
+                break
+            (result,) = probe_n(provider, probe)
+            ran.append(result)
+            guard.settle(reservation, result_usage(provider, result))
+    assert ran and all(r.input_tokens is None and r.http_status == 200 for r in ran)
+    worst = estimate(provider, probe).cost_usd
+    assert len(ran) == int(cap // worst), f"{len(ran)} cut streams ran under a ${cap} cap"
+    assert guard.spent_by("p").cost_usd <= cap
+    assert ran[0].cost_usd is None  # the row does not pretend to know what was billed

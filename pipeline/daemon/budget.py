@@ -38,6 +38,7 @@ log = logging.getLogger(__name__)
 class Spend:
     tokens: float = 0.0
     cost_usd: float = 0.0
+    unknown: bool = False  # billed, but no usage came back: settle at the reservation
 
 
 @dataclass(slots=True)
@@ -70,9 +71,26 @@ def estimate(provider: ProviderConfig, probe: ProbeConfig) -> Reservation:
     return Reservation(provider.name, tokens, cost, _today())
 
 
+# Reached the provider without an answer it refused: the prompt may have been processed
+# and billed though no usage came back (a cut stream never sends its usage chunk, §2).
+_SENT_CLASSES = frozenset({"timeout_first_token", "stall"})
+
+
+def _billed_without_usage(result: ProbeResult) -> bool:
+    if result.input_tokens is not None or result.output_tokens is not None:
+        return False
+    status = result.http_status
+    answered = status is not None and 200 <= status < 300
+    return answered or (status is None and result.error_class in _SENT_CLASSES)
+
+
 def result_usage(provider: ProviderConfig, result: ProbeResult) -> Spend:
     """What a finished probe consumed; fills ``cost_usd`` as the runner would when the
-    probe function left it empty (same pricing code as ``probes.runner``)."""
+    probe function left it empty (same pricing code as ``probes.runner``). A probe the
+    provider took but whose usage never came back is ``unknown``: settled at its
+    reservation, not at nothing, since the provider may have billed it."""
+    if _billed_without_usage(result):
+        return Spend(unknown=True)
     tokens = float((result.input_tokens or 0) + (result.output_tokens or 0))
     if result.cost_usd is None:
         result.cost_usd = cost_usd(
@@ -202,13 +220,16 @@ class BudgetGuard:
         return want
 
     def settle(self, reservation: Reservation, used: Spend | None) -> None:
-        """Replace the reservation by what was really used (None: nothing was sent)."""
+        """Replace the reservation by what was really used (None: nothing was sent;
+        ``unknown``: sent, usage never reported, so the worst case reserved)."""
         self._roll()
         ledger = self._ledger(reservation.day)  # its row is stamped that day
         held = ledger.reserved.get(reservation.provider)
         if held is not None:
             held.tokens = max(held.tokens - reservation.tokens, 0.0)
             held.cost_usd = max(held.cost_usd - reservation.cost_usd, 0.0)
+        if used is not None and used.unknown:
+            used = Spend(reservation.tokens, reservation.cost_usd)
         if used is not None:
             mine = ledger.spent.setdefault(reservation.provider, Spend())
             mine.tokens += used.tokens
