@@ -4,14 +4,18 @@ the schema translated, and the lake opened through the config and the plain CLI.
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import cast
 
+import duckdb
 import pytest
 from typer.testing import CliRunner
 
@@ -22,6 +26,7 @@ from pipeline.warehouse.ducklake import _attach_race
 from pipeline.warehouse.errors import LakeUnreachable
 from pipeline.warehouse.extensions import extension_file
 from pipeline.warehouse.lake_schema import for_ducklake
+from pipeline.warehouse.migrations import SchemaError, refresh_bundled
 from probes.ids import new_run_id
 from probes.result import ProbeResult
 from probes.simulator import bundled_scenario, configure
@@ -38,6 +43,7 @@ WRITERS_DEADLINE_S = 240.0
 READ_DEADLINE_S = 20.0
 GONE_DEADLINE_S = 20.0  # a removed catalog fails well before its lock_wait_s below
 GONE_LOCK_WAIT_S = 60.0
+COMMIT_TOGETHER_DEADLINE_S = 60.0
 
 on_every_lake = pytest.mark.parametrize("warehouse", LAKE_BACKENDS, indirect=True)
 
@@ -540,3 +546,67 @@ def test_a_lakes_messages_never_carry_the_secrets_it_is_opened_with(
     lake = Lake("postgres:host=127.0.0.1 dbname=nw user=nw", "s3://bucket/prefix/")
     text = "refused:\n key AKIA-test-key-id secret s3-secret/with+chars\n password pg-pass-word"
     assert lake.scrub(text) == "refused: key *** secret *** password ***"
+
+
+class _CommitTogether:
+    """A lake connection whose COMMIT waits until the other site's reaches its own: two
+    sites' transactions then overlap for certain, as they may at any start-up. A site
+    whose refresh failed before its commit breaks the barrier, and the other commits."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, barrier: threading.Barrier) -> None:
+        self._con, self._barrier = con, barrier
+
+    def execute(self, sql: str, params: object = None) -> duckdb.DuckDBPyConnection:
+        if sql == "COMMIT":
+            with contextlib.suppress(threading.BrokenBarrierError):
+                self._barrier.wait(timeout=COMMIT_TOGETHER_DEADLINE_S)
+        return self._con.execute(sql, params)
+
+
+@on_every_lake
+def test_two_sites_loading_the_release_calendar_at_once_store_it_once(
+    warehouse: Warehouse,
+) -> None:
+    """Both sites of a new lake load the bundled releases and incidents. A lake has no
+    keys, and two inserts into one table both commit, so the anti-join alone let each
+    site add a full copy (146 doubled rows, seen with two daemons on a fresh lake). The
+    refresh must conflict instead: one commit wins, the other is refused as a transient
+    conflict, and its retry finds the calendar loaded."""
+    with warehouse.connect() as con:  # back to a lake whose calendar was never loaded
+        con.execute("DELETE FROM releases WHERE origin = 'bundled'")
+        con.execute("DELETE FROM incidents WHERE origin = 'bundled'")
+        con.execute("DELETE FROM _refreshed WHERE kind = 'bundled_reference'")
+    sites = [Warehouse(lake_of(warehouse)) for _ in range(2)]
+    barrier = threading.Barrier(len(sites))
+
+    def load(site: Warehouse) -> BaseException | None:
+        with site._store.connect(read_only=False) as con:  # as migrate does, not via it
+            try:
+                refresh_bundled(
+                    cast(duckdb.DuckDBPyConnection, _CommitTogether(con, barrier)), for_ducklake
+                )
+            except (SchemaError, duckdb.Error) as exc:  # failed before its commit, or at it
+                barrier.abort()
+                return exc
+        return None
+
+    try:
+        with ThreadPoolExecutor(len(sites)) as pool:
+            outcomes = list(pool.map(load, sites))
+        refused = [exc for exc in outcomes if exc is not None]
+        assert len(refused) <= 1, refused
+        for exc in refused:  # what Warehouse.migrate retries, as the daemon's start does
+            cause = exc if isinstance(exc, duckdb.Error) else exc.__cause__
+            assert isinstance(cause, duckdb.Error) and sites[0]._store.transient(cause), exc
+        Warehouse(lake_of(warehouse)).migrate()
+        counts = warehouse.query(
+            "SELECT (SELECT count(*) FROM releases) AS releases,"
+            " (SELECT count(DISTINCT (vendor, model, release_date)) FROM releases) AS r_keys,"
+            " (SELECT count(*) FROM incidents) AS incidents,"
+            " (SELECT count(DISTINCT (vendor, start_date, summary)) FROM incidents) AS i_keys"
+        ).row(0, named=True)
+    finally:
+        for site in sites:
+            site.close()
+    assert counts["releases"] > 0 and counts["incidents"] > 0
+    assert (counts["releases"], counts["incidents"]) == (counts["r_keys"], counts["i_keys"])

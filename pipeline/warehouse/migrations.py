@@ -161,6 +161,16 @@ def _refresh(
         "digest VARCHAR NOT NULL, refreshed_at TIMESTAMPTZ NOT NULL DEFAULT now())"
     ):
         con.execute(statement)
+    # A lake has no keys, and two sites' inserts into one table both commit: two sites
+    # refreshing at once (both starting on a new lake) each stored a full copy. So the
+    # kind's row exists before any refresh (a duplicate placeholder is harmless), every
+    # refresh deletes it, and of two refreshes deleting the same row the catalog commits
+    # one; the other is a transient conflict, retried by the caller, and finds it done.
+    con.execute(
+        "INSERT INTO _refreshed (kind, digest) SELECT ?, '' WHERE NOT EXISTS"
+        " (SELECT 1 FROM _refreshed WHERE kind = ?)",
+        [kind, kind],
+    )
     rows = con.execute("SELECT digest FROM _refreshed WHERE kind = ?", [kind]).fetchall()
     if rows and rows[0][0] == digest:
         return
