@@ -12,7 +12,10 @@ before it, and paging rows by id, or "newest by id", follows the order the rows 
 made in. The price: after a step back of S seconds, ids carry a time up to S seconds
 later than ``started_at`` until the clock catches up. The id orders; ``started_at`` is
 the time. Across processes (a restart, another site) ids are ordered by their clocks
-only, as any UUIDv7.
+only, as any UUIDv7, unless the new process is told the largest id stored
+(``new_run_id(after=...)``): analysis runs are, because the phase changes an alert is
+raised for are those against the analysis run whose id sorts just before (probe rows and
+events are never ordered by id: they are keyed by it and ordered by their times).
 """
 
 from __future__ import annotations
@@ -45,6 +48,18 @@ def _fresh_counter_and_tail() -> tuple[int, int]:
     return (rand >> 32) & (_COUNTER_MAX >> 1), rand & 0xFFFF_FFFF
 
 
+def _ms_and_counter(run_id: str) -> tuple[int, int] | None:
+    """The time and counter fields of a UUIDv7 string; None for anything else."""
+    try:
+        value = uuid.UUID(run_id).int
+    except ValueError:
+        return None
+    if (value >> 76) & 0xF != 7:
+        return None
+    counter = ((value >> 64) & 0xFFF) << 30 | ((value >> 32) & ((1 << 30) - 1))
+    return value >> 80, counter
+
+
 def run_id_at(unix_ms: int) -> str:
     """A UUIDv7 string for the given Unix time in milliseconds (not ordered with others)."""
     counter, tail = _fresh_counter_and_tail()
@@ -60,10 +75,17 @@ class MonotonicIds:
         self._ms = -1
         self._counter = 0
 
-    def next(self) -> str:
+    def next(self, after: str | None = None) -> str:
         """The next id: a fresh counter on a new millisecond, else the counter plus one
-        on the last id's millisecond (past its last value: the next millisecond)."""
+        on the last id's millisecond (past its last value: the next millisecond).
+
+        ``after``: an id made elsewhere (the largest stored, by an earlier process whose
+        clock was ahead) that this one must sort after too; one that is no UUIDv7 says
+        nothing about order and is ignored."""
         with self._lock:
+            floor = _ms_and_counter(after) if after is not None else None
+            if floor is not None and floor > (self._ms, self._counter):
+                self._ms, self._counter = floor
             now_ms = self._clock_ns() // 1_000_000
             if now_ms > self._ms:
                 self._ms = now_ms
@@ -80,6 +102,7 @@ class MonotonicIds:
 _PROCESS_IDS = MonotonicIds()  # one per process, as uuid.uuid7 keeps one
 
 
-def new_run_id() -> str:
-    """A fresh UUIDv7 for now, greater than every id this process made before."""
-    return _PROCESS_IDS.next()
+def new_run_id(after: str | None = None) -> str:
+    """A fresh UUIDv7 for now, greater than every id this process made before (and than
+    ``after``, when given)."""
+    return _PROCESS_IDS.next(after)

@@ -86,7 +86,10 @@ def run_analysis(
     ``drift_dir``: the folder whose ``drift/`` holds the accepted drift baselines (the
     config's warehouse folder); by default a file warehouse's own folder, and none for a
     lake, which has no folder of its own."""
-    analysis_id = new_run_id()
+    # after every stored run, whatever this process's clock says: phase changes are
+    # those against the run whose id sorts just before (phase_changes_since)
+    latest = warehouse.query("SELECT max(analysis_id) AS id FROM analysis_runs")["id"][0]
+    analysis_id = new_run_id(after=latest)
     params = {"source": source, "seed": seed, "online_arl0_hours": ONLINE_ARL0_HOURS}
     warehouse.insert_frame(
         "analysis_runs",
