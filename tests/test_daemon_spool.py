@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.daemon.flush import Flusher, FlushProcess, RowWriter, SegmentWriter
+from pipeline.daemon.held_rows import HeldRows
 from pipeline.daemon.spool import Spool, SpoolLocked, list_segments, pending_lines, read_segment
 from pipeline.warehouse import Warehouse
 from probes.ids import new_run_id
@@ -310,3 +311,73 @@ def test_only_lines_already_stored_count_as_replayed(
     assert f"flush skipped {replayed} rows already stored (replay)" in caplog.text
     flusher.close()
     spool.close()
+
+
+def _stored_ids(warehouse: Warehouse) -> list[str]:
+    return sorted(warehouse.query("SELECT run_id FROM probe_results")["run_id"])
+
+
+def test_a_spool_folder_removed_under_the_daemon_loses_no_acknowledged_row(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The spool folder deleted while the daemon runs (``rm -rf``, a cleanup script):
+    appends went on, acknowledged, into the deleted segment's open file, the seal could
+    make no new segment, and every one of those rows was gone with the file. Now the
+    write sees that its segment was deleted, makes the folder again and writes the
+    segment's rows again into a new segment; one line names the deleted segment."""
+    warehouse = Warehouse(tmp_path / "w.duckdb")
+    warehouse.migrate()
+    directory = tmp_path / "spool"
+    spool = Spool(directory)
+    spool.open()
+    flusher = Flusher(spool, SegmentWriter(Warehouse(warehouse.location), directory))
+    before, after = [_row() for _ in range(2)], [_row() for _ in range(3)]
+    caplog.set_level(logging.INFO)
+    try:
+        asyncio.run(_append_all(spool, before))
+        subprocess.run(["rm", "-rf", str(directory)], check=True)
+        for row in after:
+            asyncio.run(spool.append(row.to_json()))
+        outcome = flusher.flush_once()
+    finally:
+        flusher.close()
+        spool.close()
+    assert outcome.error is None and outcome.inserted == 5, outcome
+    assert _stored_ids(warehouse) == sorted(r.run_id for r in before + after)
+    said = [m for m in caplog.messages if "was deleted while in use" in m]
+    assert len(said) == 1 and str(directory / "seg-000000000001.jsonl") in said[0], said
+
+
+def test_a_spool_folder_replaced_by_a_file_holds_the_rows_until_it_is_back(
+    tmp_path: Path,
+) -> None:
+    """The spool folder swapped for a file: appends were acknowledged into the deleted
+    segment, and lost. Now they are refused (the daemon holds refused rows in memory,
+    ``HeldRows``) with the folder's path, and once the path is a folder again, the held
+    rows and those of the deleted segment are spooled and stored, none twice."""
+    warehouse = Warehouse(tmp_path / "w.duckdb")
+    warehouse.migrate()
+    directory = tmp_path / "spool"
+    spool = Spool(directory)
+    spool.open()
+    held = HeldRows(spool)
+    flusher = Flusher(spool, SegmentWriter(Warehouse(warehouse.location), directory))
+    before, during = _row(), [_row() for _ in range(2)]
+    try:
+        asyncio.run(spool.append(before.to_json()))
+        subprocess.run(["rm", "-rf", str(directory)], check=True)
+        directory.write_text("not a folder\n", encoding="utf-8")
+        for row in during:
+            assert asyncio.run(held.append(row.to_json()))
+        assert held.held == 2
+        assert held.failing is not None and f"'{directory}'" in held.failing, held.failing
+        assert flusher.flush_once().inserted == 0
+        directory.unlink()
+        asyncio.run(held.retry())
+        assert held.held == 0 and held.failing is None
+        outcome = flusher.flush_once()
+    finally:
+        flusher.close()
+        spool.close()
+    assert outcome.error is None and outcome.inserted == 3, outcome
+    assert _stored_ids(warehouse) == sorted(r.run_id for r in [before, *during])

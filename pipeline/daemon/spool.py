@@ -243,6 +243,7 @@ class Spool:
         self._lock_fd: int | None = None
         self._thread: threading.Thread | None = None
         self._torn = False  # the active segment ends with bytes of a failed write
+        self._removed_said = False  # the log has said the active segment was deleted
         self.appended = 0
         self.seal_error: str | None = None  # why the last seal kept the active segment
         # segments whose rows are stored but which the kernel kept (the flush says so):
@@ -252,14 +253,7 @@ class Spool:
     # -- lifecycle ---------------------------------------------------------------------
     def open(self) -> None:
         """Take the directory lock and start a fresh segment after any existing ones."""
-        self.directory.mkdir(parents=True, exist_ok=True)
-        lock_fd = os.open(self.directory / _LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(lock_fd)
-            raise SpoolLocked(f"spool {self.directory} is in use by another daemon") from None
-        self._lock_fd = lock_fd
+        self._take_folder()
         _drop_orphan_marks(self.directory)
         existing = _named_segments(self.directory)  # odd entries too: their names are taken
         for segment in existing:
@@ -278,23 +272,80 @@ class Spool:
             self._thread.join()
             self._thread = None
         with self._file_lock:
+            if self._fh is not None and self._active is not None:
+                try:
+                    self._relink_if_removed()
+                except OSError as exc:
+                    lines = _complete_lines(self._fh).count(b"\n")
+                    log.error(
+                        "spool segment %s was deleted while in use and cannot be written"
+                        " again (%s); %d rows in it are lost", self._active.path, exc, lines
+                    )  # fmt: skip
+                if os.fstat(self._fh).st_size == 0:
+                    with contextlib.suppress(OSError):
+                        self._active.path.unlink(missing_ok=True)
             if self._fh is not None:
                 os.close(self._fh)
                 self._fh = None
-            if self._active is not None and self._active.path.stat().st_size == 0:
-                self._active.path.unlink(missing_ok=True)
             self._active = None
         if self._lock_fd is not None:
             os.close(self._lock_fd)
             self._lock_fd = None
 
+    def _take_folder(self) -> None:
+        """Create the directory if need be and take its lock (again, after the folder
+        was removed under the daemon: a new folder has a new lock file)."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        lock_path = self.directory / _LOCK_NAME
+        if self._lock_fd is not None and _same_file(self._lock_fd, lock_path):
+            return  # ours already (taken before a later step failed)
+        lock_fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(lock_fd)
+            raise SpoolLocked(f"spool {self.directory} is in use by another daemon") from None
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+        self._lock_fd = lock_fd
+
+    def _relink_if_removed(self) -> None:
+        """When the active segment was deleted while open (its folder removed, or swapped
+        for a file), its acknowledged rows live only in this open file: write them again
+        into a new segment (in the folder made again) before anything else. Raises
+        ``OSError`` while the path cannot be a spool folder; the rows stay in memory."""
+        assert self._fh is not None and self._active is not None
+        if os.fstat(self._fh).st_nlink > 0:
+            return
+        if not self._removed_said:
+            log.error(
+                "spool segment %s was deleted while in use (its folder removed or replaced?);"
+                " its rows are written again into a new segment",
+                self._active.path,
+            )
+            self._removed_said = True
+        try:
+            self._take_folder()
+        except FileExistsError as exc:
+            raise NotADirectoryError(
+                exc.errno, "spool folder was replaced by a file", str(self.directory)
+            ) from exc
+        taken = [s.seq for s in _named_segments(self.directory)] + [self._active.seq]
+        self._start_segment(max(taken) + 1)
+        self._removed_said = False
+
     def _start_segment(self, seq: int) -> None:
         """Make segment ``seq`` the active one. The new file is created (and made durable)
         before the old one is closed, so a directory that refuses new files (no inodes,
-        a full disk, ``chattr +i``) leaves the current segment active, never none."""
+        a full disk, ``chattr +i``) leaves the current segment active, never none. When
+        the active segment was deleted while open, its complete lines move to the new one."""
         path = self.directory / _segment_name(seq)
-        fh = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644)
+        # read too: a segment deleted while open is read back through this descriptor
+        fh = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644)
         try:
+            if self._fh is not None and os.fstat(self._fh).st_nlink == 0:
+                _write_all(fh, _complete_lines(self._fh))
+                os.fsync(fh)
             _fsync_dir(self.directory)
         except OSError:
             os.close(fh)
@@ -362,21 +413,25 @@ class Spool:
         segment as it was: a failed (possibly partial) write is cut off again, which needs
         no free space, so a full disk leaves neither a torn line nor a new segment."""
         assert self._fh is not None and self._active is not None
+        self._relink_if_removed()
         if self._torn:  # an earlier cut failed: its torn bytes stay last in that segment
             self._start_segment(self._active.seq + 1)
             self._torn = False
         size = os.fstat(self._fh).st_size
         try:
-            view = memoryview(data)
-            while view:
-                written = os.write(self._fh, view)
-                view = view[written:]
+            _write_all(self._fh, data)
             os.fsync(self._fh)
         except OSError:
             try:
                 os.ftruncate(self._fh, size)
             except OSError:
                 self._torn = True
+            raise
+        try:
+            self._relink_if_removed()  # deleted while we wrote: the batch moves too
+        except OSError:
+            with contextlib.suppress(OSError):  # not acknowledged: not carried later
+                os.ftruncate(self._fh, size)
             raise
 
     # -- rotation ----------------------------------------------------------------------
@@ -392,6 +447,7 @@ class Spool:
                 raise SpoolError("spool is not open")
             if os.fstat(self._fh).st_size > 0:
                 try:
+                    self._relink_if_removed()
                     self._start_segment(self._active.seq + 1)
                 except OSError as exc:
                     if self.seal_error is None:
@@ -423,6 +479,29 @@ class Spool:
                 unreadable.append(exc)
                 continue
             yield from lines
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    try:
+        there = path.stat()
+    except OSError:
+        return False
+    here = os.fstat(fd)
+    return (here.st_dev, here.st_ino) == (there.st_dev, there.st_ino)
+
+
+def _write_all(fh: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fh, view)
+        view = view[written:]
+
+
+def _complete_lines(fh: int) -> bytes:
+    """The bytes of an open segment up to its last newline (a torn tail is left out)."""
+    size = os.fstat(fh).st_size
+    data = os.pread(fh, size, 0)
+    return data[: data.rfind(b"\n") + 1]
 
 
 def _settle(futures: list[asyncio.Future[None]], error: BaseException | None) -> None:
