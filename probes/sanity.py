@@ -14,6 +14,13 @@ baseline rate; thresholds here are deliberately conservative).
                      vendor prefix are accepted)
 ``cache_hit``        the provider reports more cached prompt tokens than the fixed text ahead
                      of the nonce can explain (see ``cache_hit``)
+
+The flag rate (the ``flagged`` column of the ``probes`` view, which the report's chart, the
+phases and the "dumber answers" sign count) counts only ``ANSWER_FLAGS``, the flags about
+the answer's text. ``model_mismatch`` and ``cache_hit`` here, and the runner's
+``out_of_range:<column>`` and ``usage_says_no_output``, describe the response's metadata: a
+server that always reports 0 output tokens would otherwise read as 100 % flagged answers.
+Metadata has its own sign (``pipeline.analysis.metadata_sign``).
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ import re
 import unicodedata
 from collections import Counter
 
-__all__ = ["FLAGS", "cache_hit", "sanity_flags", "stop_cause"]
+__all__ = ["ANSWER_FLAGS", "FLAGS", "cache_hit", "sanity_flags", "stop_cause"]
 
 FLAGS = (
     "empty",
@@ -35,6 +42,7 @@ FLAGS = (
     "model_mismatch",
     "cache_hit",
 )
+ANSWER_FLAGS = FLAGS[:7]  # empty ... refusal; sql/views/010_probes.sql lists the same
 # The nonce is the first thing in the user message, so a prefix cache can only match the
 # chat template ahead of it (3-7 tokens on ChatML, Llama 3 and Gemma templates) and any
 # preamble the provider injects. Caches count in blocks (vLLM 16 tokens, DeepSeek 64,

@@ -216,7 +216,8 @@ def accuracy_chart(
         "few to judge. "
         + "".join(f"{t.sentence} " for t in thin)
         + "Right: share of responses with a "
-        "sanity flag (empty, truncated, wrong script, repetition, refusal), also on one "
+        "flag on the answer's text (empty, truncated, context full, wrong script, invalid "
+        "Unicode, repetition, refusal; not a cache hit or a renamed model), also on one "
         "scale. " + MARKS_NOTE,
         svg,
     )
