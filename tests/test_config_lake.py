@@ -5,7 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from pipeline.cli import app
 from pipeline.config import load_config
 from pipeline.warehouse import Lake
 from tests.test_config import VALID
@@ -62,3 +64,23 @@ def test_a_postgres_lake_on_s3_names_its_variables_never_their_values(
     assert lake is not None and lake.data_path == "s3://nerfwatch/lake/"
     assert (lake.s3_key_id_env, lake.s3_secret_env) == ("NW_S3_KEY", "NW_S3_SECRET")
     assert "value" not in repr(config.warehouse)
+
+
+def test_config_check_names_the_lake_and_the_site_not_a_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A lake config's plan said 'warehouse: .../nerfwatch-data/nerfwatch.duckdb', a file
+    the daemon never writes; it names the lake (no secret) and the probe site instead."""
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "key-id-value")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secret-value")
+    path = lake_config(
+        tmp_path,
+        'backend = "ducklake"\ncatalog = "postgres:host=db.example dbname=nw user=nw"\n'
+        'data_path = "s3://nerfwatch/lake"\nprobe_site = "frankfurt"',
+    )
+    result = CliRunner().invoke(app, ["config", "check", "--config", str(path)])
+    assert result.exit_code == 0, result.output
+    (line,) = [line for line in result.output.splitlines() if line.startswith("warehouse:")]
+    assert "lake postgres:host=db.example dbname=nw user=nw (data s3://nerfwatch/lake/)" in line
+    assert "probe site frankfurt" in line and ".duckdb" not in line
+    assert "value" not in result.output

@@ -110,7 +110,9 @@ def config_check(
         cost = f"{budget.daily_cost_usd:,.2f}" if budget.daily_cost_usd else "-"
         tokens = f"{budget.daily_tokens:,}" if budget.daily_tokens else "-"
         console.print(f"daily budget: {cost} USD, {tokens} tokens (probes beyond it are skipped)")
-    console.print(f"warehouse: {cfg.warehouse.path}; spool: {cfg.warehouse.spool_dir}")
+    lake = cfg.warehouse.lake  # a lake's plan names the lake and this site, not a file
+    where = f"{lake.where}, as probe site {cfg.warehouse.site}" if lake else cfg.warehouse.path
+    console.print(f"warehouse: {where}; spool: {cfg.warehouse.spool_dir}")
     console.print("config OK")
 
 
