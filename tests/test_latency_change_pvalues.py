@@ -47,25 +47,25 @@ def _breaks(x: NDArray[np.float64]) -> list[tuple[int, float]]:
 
 
 def test_changeless_wandering_latency_rarely_stores_a_small_pvalue() -> None:
-    """The search cuts these changeless series now and then (here 136 breaks in 240
-    series). The old value, a plain Mann-Whitney test at the break the search chose, was
-    < 0.05 in 72 of 240 series (30 %); the self-normalized CUSUM of ranks over the stretch
-    between neighbours: 21 (8.8 %). Above 5 %: load that wanders for days still reads as
-    a change now and then (see ``break_tests.level_change_pvalue``)."""
-    rng = np.random.default_rng(1000)
-    reps, breaks, flagged = 240, 0, 0
-    for _ in range(reps):
-        found = _breaks(_latency(rng))
+    """The search cuts these changeless series now and then (here 251 breaks in 142 of 400
+    series, fixed seeds). The first value, a plain Mann-Whitney test at the break the
+    search chose, was < 0.05 in 30 % of series; the self-normalized CUSUM of ranks against
+    white-noise quantiles: 25 of 400 (6.2 %); against its simulated distribution on an AR
+    fitted to the window (``break_tests.level_change_pvalue``): 10 (2.5 %)."""
+    reps, breaks, flagged = 400, 0, 0
+    for seed in range(10000, 10000 + reps):
+        found = _breaks(_latency(np.random.default_rng(seed)))
         breaks += len(found)
         flagged += any(p is not None and p < 0.05 for _, p in found)
-    assert breaks >= 60, breaks  # the search does cut changeless series: the case tested
-    assert flagged <= 0.1 * reps, (flagged, breaks)
+    assert breaks >= 150, breaks  # the search does cut changeless series: the case tested
+    assert flagged <= 0.05 * reps, (flagged, breaks)
 
 
 def test_a_20_percent_ttft_step_keeps_a_small_pvalue() -> None:
     """TTFT x1.2 from day 30 on the same noise: where the search puts a break within a day
-    of the step, its p-value stays < 0.05 in most series (here 18 of 21; the old test: all
-    21, the price of not taking load wander for changes)."""
+    of the step, its p-value stays < 0.05 in most series: 15 of 21 (white-noise quantiles:
+    18; the plain test at the break: all 21, the price of not taking load wander for
+    changes; on seeds 20000-20079: 31 of 38, white-noise quantiles 32)."""
     found, small = 0, 0
     for seed in range(40):
         rng = np.random.default_rng(5000 + seed)
@@ -73,16 +73,16 @@ def test_a_20_percent_ttft_step_keeps_a_small_pvalue() -> None:
         found += bool(near)
         small += any(p is not None and p < 0.05 for p in near)
     assert found >= 12, found
-    assert small >= 0.75 * found, (small, found)
+    assert small >= 0.7 * found, (small, found)
 
 
 def test_level_change_pvalue_on_a_plain_step_and_on_too_few_values() -> None:
-    """A clear step in independent noise is small in a long window and a short one (a
-    long-run variance around the window's mean, tried first, gave 0.16 and 0.2); flat
-    independent noise is not small; under 12 values there is no test."""
+    """A clear step in independent noise gets the smallest p the simulation can give (0.01)
+    in a long window and a short one; flat independent noise is not small; under 12 values
+    there is no test."""
     rng = np.random.default_rng(7)
     flat = rng.normal(0, 1, 400)
-    assert level_change_pvalue(flat) > 0.05
-    assert level_change_pvalue(flat + 1.0 * (np.arange(400) >= 200)) < 0.001
-    assert level_change_pvalue(flat[:120] + 1.0 * (np.arange(120) >= 60)) < 0.01
-    assert math.isnan(level_change_pvalue(np.array([1.0, np.nan, 2.0] * 3)))
+    assert level_change_pvalue(flat, 200) > 0.05
+    assert level_change_pvalue(flat + 1.0 * (np.arange(400) >= 200), 200) == 0.01
+    assert level_change_pvalue(flat[:120] + 1.0 * (np.arange(120) >= 60), 60) == 0.01
+    assert math.isnan(level_change_pvalue(np.array([1.0, np.nan, 2.0] * 3), 4))

@@ -95,7 +95,7 @@ def change_rows(
     for i, b in enumerate(breaks, start=1):
         before, after = adjusted[edges[i - 1] : b], adjusted[b : edges[i + 1]]
         eff, lo, hi = relative_shift_ci(before, after, seed=seed + i)
-        p = level_change_pvalue(adjusted[edges[i - 1] : edges[i + 1]])
+        p = level_change_pvalue(adjusted[edges[i - 1] : edges[i + 1]], b - edges[i - 1])
         c.add(
             "change_points", provider=provider, model=model, metric=metric,
             context_class=ctx, at=as_datetime(hours[b]),
