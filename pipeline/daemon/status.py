@@ -7,6 +7,7 @@ daemon runs; when a reader holds the file too long, the spool part still answers
 
 from __future__ import annotations
 
+import socket
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -58,17 +59,17 @@ SELECT provider,
   count(*) FILTER (WHERE run_status = 'skipped' AND started_at >= ?
     AND started_at < ?) AS today_skipped,
   count(*) FILTER (WHERE started_at > ?) AS ahead
-FROM probe_results WHERE source = 'live' GROUP BY provider
+FROM probe_results WHERE source = 'live' {site} GROUP BY provider
 """
 
 _LOST_SQL = """
-SELECT session_id, max(rows_lost) AS lost FROM daemon_events GROUP BY session_id
+SELECT session_id, max(rows_lost) AS lost FROM daemon_events {host} GROUP BY session_id
 """
 
 # After the wall clock stepped back, the newest events are stamped before older ones:
 # the latest event not stamped in the future is the truer "last" one.
 _EVENT_SQL = """
-SELECT kind, occurred_at, pid, detail FROM daemon_events
+SELECT kind, occurred_at, pid, detail FROM daemon_events {host}
 ORDER BY occurred_at <= ? DESC, occurred_at DESC LIMIT 1
 """
 
@@ -117,11 +118,18 @@ def gather_status(config: Config, *, lock_wait_s: float = 10.0) -> DaemonStatus:
     elif isinstance(location, Path) and not location.exists():
         result.notes.append(f"no warehouse yet at {location}")
     else:
+        # Several sites share a lake: this site's probes, and the daemon events of this
+        # host (an event names its host, not its site), not the last of any site's.
+        shared = isinstance(location, Lake)
+        site = [config.warehouse.site] if shared else []
+        host = [socket.gethostname()] if shared else []
+        site_sql = _SQL.format(site="AND probe_site = ?" if shared else "")
+        host_where = "WHERE host = ?" if shared else ""
         try:
-            frame = warehouse.query(_SQL, [*[today, tomorrow] * 3, now + _AHEAD])
-            events = warehouse.query(_EVENT_SQL, [now])
+            frame = warehouse.query(site_sql, [*[today, tomorrow] * 3, now + _AHEAD, *site])
+            events = warehouse.query(_EVENT_SQL.format(host=host_where), [*host, now])
             quarantined = warehouse.query("SELECT count(*) AS n FROM quarantined_rows")
-            lost = warehouse.query(_LOST_SQL)
+            lost = warehouse.query(_LOST_SQL.format(host=host_where), host)
         except WarehouseError as exc:
             result.warehouse_error = str(exc)
         else:
