@@ -381,3 +381,45 @@ def test_a_spool_folder_replaced_by_a_file_holds_the_rows_until_it_is_back(
         spool.close()
     assert outcome.error is None and outcome.inserted == 3, outcome
     assert _stored_ids(warehouse) == sorted(r.run_id for r in [before, *during])
+
+
+_APPEND_UNDER_A_FILE_SIZE_LIMIT = """
+import asyncio, json, resource, sys
+from pathlib import Path
+from pipeline.daemon.spool import Spool, SpoolError
+resource.setrlimit(resource.RLIMIT_FSIZE, (8192, resource.RLIM_INFINITY))
+spool = Spool(Path(sys.argv[1]))
+spool.open()
+refused = 0
+async def main():
+    global refused
+    for n in range(12):
+        try:
+            await spool.append(json.dumps({"n": n, "pad": "x" * 1500}))
+        except SpoolError:
+            refused += 1
+asyncio.run(main())
+spool.close()
+print(refused)
+"""
+
+
+def test_a_segment_at_the_file_size_limit_is_followed_by_a_new_one(tmp_path: Path) -> None:
+    """Under a file-size limit (``ulimit -f``, systemd ``LimitFSIZE=``) a segment that
+    reached it refused every append (EFBIG) until the next flush sealed it: the rows were
+    held in memory, a segment's worth got in per flush tick, and a burst (a suspend's misfire rows)
+    filled the bound and was dropped. Now the spool goes on in a new segment. Runs in a
+    child process: the limit is per process."""
+    directory = tmp_path / "spool"
+    done = subprocess.run(
+        [sys.executable, "-c", _APPEND_UNDER_A_FILE_SIZE_LIMIT, str(directory)],
+        capture_output=True, text=True, timeout=120, check=False,
+        cwd=Path(__file__).resolve().parents[1],
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "0", f"appends refused: {done.stdout}{done.stderr}"
+    assert pending_lines(directory) == 12
+    segments = list_segments(directory)
+    numbers = [json.loads(line)["n"] for seg in segments for line in read_segment(seg.path)]
+    assert numbers == list(range(12))
+    assert all(seg.path.stat().st_size <= 8192 for seg in segments)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import fcntl
 import logging
 import os
@@ -421,12 +422,18 @@ class Spool:
         try:
             _write_all(self._fh, data)
             os.fsync(self._fh)
-        except OSError:
+        except OSError as exc:
             try:
                 os.ftruncate(self._fh, size)
             except OSError:
                 self._torn = True
-            raise
+            if exc.errno != errno.EFBIG or size == 0 or self._torn:
+                raise
+            # the segment is at the process's file-size limit (ulimit -f, LimitFSIZE=):
+            # go on in a new, empty one (which raises if the batch alone is too large)
+            self._start_segment(self._active.seq + 1)
+            self._write_durably(data)
+            return
         try:
             self._relink_if_removed()  # deleted while we wrote: the batch moves too
         except OSError:
