@@ -95,3 +95,21 @@ def test_a_provider_not_probed_this_week_says_so_in_the_cycle_table(
     assert "No probes since 2026-05-31" in verdict
     row = _cycle_row(page, "gone")
     assert "no probes since 2026-05-31" in row and "not enough data" not in row, row
+
+
+def test_a_pick_without_a_baseline_does_not_claim_it_is_not_degraded(
+    warehouse: Warehouse, tmp_path: Path
+) -> None:
+    """'young' (12 hours of probes) is the fastest this week: the pick said "not in a
+    degradation phase", which its verdict ("Not enough data yet") cannot know."""
+    young = probe_frame([Series("young", "young-short", "short")], end=NOW, days=0.5, seed=1)
+    young = young.with_columns(pl.col("ttft_ms") * 0.5)
+    settled = probe_frame([Series("settled", "settled-short", "short")], end=NOW, days=20)
+    warehouse.insert_frame("probe_results", pl.concat([young, settled]), key="run_id")
+    run_analysis(warehouse)
+    page = render_report(warehouse, tmp_path, week=WEEK, now=NOW).read_text(encoding="utf-8")
+    picks = page.split('id="recommendations"', 1)[1].split('id="comparison"', 1)[0]
+    short = re.sub(r"\s+", " ", html_lib.unescape(re.sub(r"<[^>]+>", " ", picks)))
+    short = short.split("long context", 1)[0]
+    assert "young no baseline yet, so whether it is degraded is unknown;" in short, short
+    assert "not in a degradation phase" not in short, short

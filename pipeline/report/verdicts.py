@@ -11,7 +11,7 @@ and are worded that way.
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import polars as pl
@@ -22,7 +22,7 @@ from pipeline.report.confidence import Evidence, grade
 from pipeline.report.context import Recommendation, SignView, Verdict
 from pipeline.report.data import ReportData
 from pipeline.report.failing_now import failing_now
-from pipeline.report.last_day import last_day, provisional_note
+from pipeline.report.last_day import expected_gap, last_day, provisional_note
 from pipeline.report.severity import SeverityBasis, describe, severity_basis
 from pipeline.report.upstream_words import mix_windows, served_by
 
@@ -44,6 +44,7 @@ SIGNS = {
     "reduced_rate_limits": "Reduced rate limits",
     "no_official_word": "No official word",
 }
+_SILENT = timedelta(days=1)  # no probe for longer before the data end: no verdict of "now"
 _MIN_PROBES = 5  # fewer probes of a class in a week say nothing about it
 _MIN_CHANGE = 0.05  # change points smaller than this are not worth a line in the verdict
 # An offline change point is listed only when its own test supports it: the search also
@@ -323,18 +324,26 @@ def _last_probe(data: ReportData, provider: str) -> datetime | None:
 
 
 def _gone(data: ReportData, provider: str) -> bool:
-    """Not probed since before this report's week: its phase describes then, not now."""
+    """Not probed since before this report's week, or its probes stopped during it (a
+    provider removed or renamed on Wednesday) for more than ``_SILENT`` and two of its
+    usual spacings before the data end: its phase describes then, not now."""
     last = _last_probe(data, provider)
-    return last is not None and last < data.week.start
+    if last is None:
+        return False
+    hours = _hours(data, provider)["hour"]
+    spacing = timedelta(hours=2 * expected_gap(hours)) if hours.len() else _SILENT
+    return last < data.week.start or data.now - last > max(_SILENT, spacing)
 
 
 def _stale(data: ReportData, phase: dict[str, Any], last: datetime) -> str:
-    """A provider not probed this week: its phase describes then, not now."""
+    """A provider not probed this week, or not since a day of it: its phase describes
+    then, not now."""
     stage = STAGES.get(phase["stage"], str(phase["stage"])).lower()
+    when = "for this week" if last < data.week.start else "for now"
     return (
         f"Last probed {fmt.stamp(last)}, {fmt.age(last, data.now)} before this report's "
         f"data ends: {stage} then (since {fmt.day(phase['start_at'])}). With no probes "
-        "since, nothing says how it is now, so there is no verdict for this week."
+        f"since, nothing says how it is now, so there is no verdict {when}."
     )
 
 
@@ -451,6 +460,17 @@ def _pick(data: ReportData, cls: str) -> Recommendation:
             f"Only {only} is monitored: there is nothing to fall "
             "back to. Add a second provider to get a recommendation.",
         )
+    silent = [str(p) for p in rows["provider"].to_list() if _gone(data, str(p))]
+    left_out = ""
+    if silent:  # a provider not probed for a day or more is no pick for "now"
+        rows = rows.filter(~pl.col("provider").is_in(silent))
+        left_out = (
+            " Left out, not probed for a day or more: "
+            + ", ".join(f"{p} (last probed {fmt.stamp(_last_probe(data, p))})" for p in silent)
+            + "."
+        )
+    if rows.height == 0:
+        return Recommendation(cls, None, f"No provider probed lately to recommend.{left_out}")
     healthy = rows.filter(
         ~pl.col("provider").map_elements(
             lambda p: _degraded(data, p) or failing_now(_hours(data, p)) is not None,
@@ -462,10 +482,12 @@ def _pick(data: ReportData, cls: str) -> Recommendation:
     pool = pool.filter(pl.col("availability") >= best_availability - 0.02).sort("ttft_p50")
     row = pool.row(0, named=True)
     basis = "not in a degradation phase" if healthy.height else "every provider is degraded"
+    if answered_hours(_hours(data, str(row["provider"]))) < MIN_BASELINE_HOURS:
+        basis = "no baseline yet, so whether it is degraded is unknown"  # its phase is no finding
     reason = (
         f"{basis}; availability {fmt.pct(row['availability'])}, TTFT p50 "
         f"{fmt.ms(row['ttft_p50'])} this week (the fastest among those within 2 points of the "
-        "best availability)."
+        f"best availability).{left_out}"
     )
     return Recommendation(cls, str(row["provider"]), reason)
 
