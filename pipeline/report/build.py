@@ -7,6 +7,7 @@ from datetime import datetime, timedelta
 import polars as pl
 
 from pipeline.report import charts, claims, fmt, grid_charts, tables, verdicts
+from pipeline.report.all_failing import all_failing
 from pipeline.report.baseline import NoBaseline, without_baseline
 from pipeline.report.context import AnalysisInfo, Chart, ReportContext, Section
 from pipeline.report.data import ReportData
@@ -150,4 +151,5 @@ def build_context(data: ReportData, *, generated_at: datetime) -> ReportContext:
         earlier_week=IsoWeek.containing(data.last_before).label if data.last_before else None,
         fixed_answers=fixed_answers(data),
         sites=sites_view(data),
+        all_failing=all_failing(data),
     )

@@ -182,6 +182,7 @@ class ReportContext:
     earlier_week: str | None = None  # the last week with probes before the history window
     fixed_answers: list[FixedAnswersView] = field(default_factory=list)
     sites: list[SitesView] = field(default_factory=list)  # two probe sites or more
+    all_failing: str = ""  # every provider failing at once (``all_failing``), or ""
 
     @property
     def empty(self) -> bool:
