@@ -244,3 +244,29 @@ def test_a_provider_without_rate_limit_headers_is_named_under_the_headroom_chart
     caption = figure[: figure.index("</figcaption>")]
     assert "Not shown: beta (no rate-limit headers reported)." in caption
     assert "Not shown: alpha" not in caption
+
+
+def _dashed_points(html: str, key: str) -> list[int]:
+    """Markers of each dashed (p95) line of a TTFT chart, its legend's sample included."""
+    svg = _chart_svg(html, key)
+    groups = re.findall(rf'<g id="{key}-line2d_\d+">(.*?)</g>', svg, flags=re.S)
+    return sorted(g.count("<use") for g in groups if "stroke-dasharray" in g)
+
+
+def test_a_day_s_p95_is_drawn_only_from_enough_answers(
+    warehouse: Warehouse, tmp_path: Path
+) -> None:
+    """'sparse' answered 20 probes in the week, about three a day: the chart drew the
+    slowest of three as each day's 95th percentile, which the table withholds under 20
+    answers. 'hourly' (24 a day) keeps its p95 line, one point a day."""
+    end = WEEK.end
+    hourly = probe_frame([Series("hourly", "h-short", "short")], end=end, days=7, seed=1)
+    sparse = probe_frame(
+        [Series("sparse", "s-short", "short")], end=end, days=7, every_min=7 * 24 * 60 / 20
+    )
+    warehouse.insert_frame("probe_results", pl.concat([hourly, sparse]), key="run_id")
+    html = render_report(warehouse, tmp_path, week=WEEK, now=end).read_text(encoding="utf-8")
+    assert _dashed_points(html, "ttft-0") == [1, 7]  # legend sample, seven days
+    assert _dashed_points(html, "ttft-1") == [0, 1], "a p95 from about three answers a day"
+    caption = html.split('id="chart-ttft-1"', 1)[1].split("</figcaption>", 1)[0]
+    assert "95th percentile only on days with at least 20 answers" in caption

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import date, datetime, timedelta
+from typing import Any
 
+import numpy as np
 import polars as pl
 from matplotlib.axes import Axes
 from matplotlib.patches import Patch
@@ -23,6 +25,7 @@ from pipeline.report.timeline import MARKS_NOTE, Timeline, dates, x
 __all__ = [
     "FORECAST_COLOUR",
     "FORECAST_HATCH",
+    "MIN_P95_ANSWERS",
     "cycle_chart",
     "marker",
     "ms_label",
@@ -33,6 +36,10 @@ __all__ = [
 _CLASS_COLOURS = {"short": PALETTE[0], "long": PALETTE[1]}
 FORECAST_COLOUR = "#009E73"  # Okabe-Ito bluish green
 FORECAST_HATCH = "xxx"
+MIN_P95_ANSWERS = 20
+"""Answers with a TTFT a class needs before the table prints its p95, and a day before
+the TTFT chart draws it. Under 20, the 95th percentile of the sample is its largest value
+or an interpolation towards it: one slow answer, not a tail. The median is still shown."""
 FEW_POINTS = 8  # below this many days a line alone is hard to see: mark each point
 STAGE_COLOURS = {
     "stable": "#d1d5db",
@@ -72,6 +79,13 @@ def ttft_range(daily: pl.DataFrame) -> tuple[float, float] | None:
     return low / 1.25, high * 1.25
 
 
+def _p95_where_enough(part: pl.DataFrame) -> np.ndarray[Any, Any]:
+    """Daily p95, NaN (a gap) on days with fewer than ``MIN_P95_ANSWERS`` answers: a p95 of
+    three answers is their slowest one, drawn as a tail it is not."""
+    enough = part["n_ttft"].to_numpy() >= MIN_P95_ANSWERS
+    return np.where(enough, part["p95"].cast(pl.Float64).to_numpy(), np.nan)
+
+
 def ttft_chart(
     provider: str,
     daily: pl.DataFrame,
@@ -96,7 +110,7 @@ def ttft_chart(
             )
             ax.plot(
                 days,
-                part["p95"].to_numpy(),
+                _p95_where_enough(part),
                 color=colour,
                 ls="--",
                 lw=0.9,
@@ -120,7 +134,8 @@ def ttft_chart(
         key=key,
         title=provider,
         caption="Daily median (solid) and 95th percentile (dashed) of time to first token, "
-        "successful probes only, on the same log scale for every provider. " + MARKS_NOTE,
+        f"successful probes only, on the same log scale for every provider; the 95th "
+        f"percentile only on days with at least {MIN_P95_ANSWERS} answers. " + MARKS_NOTE,
         svg=svg,
     )
 

@@ -57,7 +57,7 @@ GROUP BY provider ORDER BY provider
 
 _DAILY_TTFT = """
 SELECT provider, coalesce(context_class, 'short') AS context_class, day,
-       count(*) AS n,
+       count(*) AS n, count(ttft_ms) FILTER (WHERE ok) AS n_ttft,
        quantile_cont(ttft_ms, 0.50) FILTER (WHERE ok) AS p50,
        quantile_cont(ttft_ms, 0.95) FILTER (WHERE ok) AS p95
 FROM probes WHERE started_at >= ? AND started_at < ?

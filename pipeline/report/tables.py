@@ -9,6 +9,7 @@ from typing import Any
 import polars as pl
 
 from pipeline.report import fmt
+from pipeline.report.charts import MIN_P95_ANSWERS
 from pipeline.report.context import ComparisonRow, CycleRow, Example, QualityNote
 from pipeline.report.coverage import coverage_notes
 from pipeline.report.data import ReportData
@@ -16,12 +17,6 @@ from pipeline.report.grid_charts import MIN_SCORED, wilson
 from pipeline.report.verdicts import STAGES, current_phase, episode_start
 
 __all__ = ["comparison", "cycle_rows", "examples", "quality_notes", "releases_for"]
-
-
-MIN_P95_ANSWERS = 20
-"""Answers with a TTFT a class needs before the table prints its p95. Under 20, the 95th
-percentile of the sample is its largest value or an interpolation towards it: one slow
-answer, not a tail. The median is still printed, with the count beside it."""
 
 
 def _latency(stats: pl.DataFrame, cls: str) -> str:
