@@ -610,3 +610,64 @@ def test_two_sites_loading_the_release_calendar_at_once_store_it_once(
             site.close()
     assert counts["releases"] > 0 and counts["incidents"] > 0
     assert (counts["releases"], counts["incidents"]) == (counts["r_keys"], counts["i_keys"])
+
+
+def test_a_query_whose_lake_data_are_out_of_reach_names_the_lake_and_exits_1(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With SeaweedFS stopped, 'nerfwatch sql' said only "IO Error: Could not connect to
+    server error for HTTP GET to '...parquet'" with status 2, as if the SQL were bad. The
+    lake's data out of reach is the lake's failure: one line naming it, status 1, and the
+    query works again once the data are back. (Here the data folder is moved away.)"""
+    monkeypatch.setenv("NW_TEST_KEY", "sk-test-secret-value")
+    monkeypatch.setenv("NW_TEST_HOOK", "http://127.0.0.1:9/hook")
+    config = tmp_path / "nerfwatch.toml"
+    lake_lines = (
+        'backend = "ducklake"\ncatalog = "sqlite:lake/catalog.sqlite"\ndata_path = "lake/data"'
+    )
+    config.write_text(
+        VALID.replace('path = "data/nw.duckdb"', f'path = "data/nw.duckdb"\n{lake_lines}', 1),
+        encoding="utf-8",
+    )
+    data = tmp_path / "lake" / "data"
+    warehouse = Warehouse(Lake(f"sqlite:{tmp_path / 'lake' / 'catalog.sqlite'}", str(data)))
+    try:
+        warehouse.insert_rows("probe_results", rows(3), key="run_id")
+        with warehouse.connect() as con:  # into Parquet files, not rows inlined in the catalog
+            con.execute("CALL ducklake_flush_inlined_data('warehouse')")
+    finally:
+        warehouse.close()
+    assert list(data.rglob("*.parquet"))
+    query = [
+        "sql",
+        "SELECT count(DISTINCT run_id) AS n FROM probe_results",
+        "--config",
+        str(config),
+    ]
+    data.rename(tmp_path / "lake" / "away")
+    gone = CliRunner().invoke(app, [*query, "-f", "csv"])
+    assert gone.exit_code == 1, gone.output
+    (line,) = gone.output.splitlines()
+    assert line.startswith(f"error: cannot read the data of lake sqlite:{tmp_path}"), line
+    (tmp_path / "lake" / "away").rename(data)
+    back = CliRunner().invoke(app, [*query, "-f", "csv"])
+    assert back.exit_code == 0 and back.output.splitlines() == ["n", "3"], back.output
+
+
+@pytest.mark.parametrize(
+    ("message", "quoted"),
+    [
+        # what DuckDB said with SeaweedFS stopped (path-style URL of the lake's bucket)
+        (
+            "IO Error: Could not connect to server error for HTTP GET to 'http://127.0.0.1:"
+            "46069/nerfwatch/lake/main/probe_results/ducklake-01a2.parquet'",
+            True,
+        ),
+        ("IO Error: Unable to connect to URL 's3://nerfwatch/lake/main/x.parquet'", True),
+        ("IO Error: HTTP GET error on 'https://nerfwatch.s3.amazonaws.com/lake/main/x'", True),
+        ("IO Error: No files found that match the pattern 'mine.csv'", False),
+        ("IO Error: HTTP GET error on 'http://127.0.0.1:9/other/lake/x.parquet'", False),
+    ],
+)
+def test_a_lake_knows_an_error_about_its_own_data(message: str, quoted: bool) -> None:
+    assert Lake("sqlite:/x/c.sqlite", "s3://nerfwatch/lake").quotes_its_data(message) is quoted

@@ -99,6 +99,19 @@ class Lake:
         kind, target = check_catalog(self.catalog)
         return kind != "sqlite" or Path(target).exists()
 
+    def quotes_its_data(self, message: str) -> bool:
+        """Whether an engine's message names one of this lake's data files: a read that
+        failed there is the lake out of reach, not the query's fault. S3 is quoted as
+        ``s3://bucket/prefix/...``, a path-style ``http(s)://host/bucket/prefix/...`` or a
+        virtual-hosted ``https://bucket.host/prefix/...``."""
+        if not self.on_s3:
+            return self.data_path in message
+        parts = urlsplit(self.data_path)
+        bucket, prefix = parts.netloc, parts.path.lstrip("/")
+        return f"{bucket}/{prefix}" in message or (
+            f"//{bucket}." in message and f"/{prefix}" in message
+        )
+
     def scrub(self, text: object) -> str:
         """``text`` (an engine's message) on one line, with the secrets this lake is opened
         with (the S3 key pair, a PostgreSQL catalog's PGPASSWORD) replaced by ``***``:

@@ -273,6 +273,9 @@ class Warehouse:
                 relation = con.sql(statements[-1].query, params=params)
                 return relation.pl() if relation is not None else pl.DataFrame()
             except duckdb.Error as exc:
+                if self.lake is not None and self.lake.quotes_its_data(str(exc)):
+                    reason = f"cannot read the data of {self.where}: {self.scrub(exc)}"
+                    raise LakeUnreachable(reason) from exc
                 raise SqlError(self.scrub(exc)) from exc
 
 
