@@ -27,7 +27,9 @@ __all__ = ["register"]
 _MAX_KEEP = timedelta(days=36_500)  # a century: longer is "forever" for snapshots
 
 warehouse_app = typer.Typer(
-    help="Move the warehouse between backends.", no_args_is_help=True, add_completion=False
+    help="Move the warehouse between backends (migrate) and compact a lake (maintain).",
+    no_args_is_help=True,
+    add_completion=False,
 )
 
 

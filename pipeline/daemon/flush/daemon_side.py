@@ -156,7 +156,7 @@ class Flusher:
         if first and kind is SpoolError:
             log.error("flush met a spool fault: %s", exc)
         elif first:
-            log.error("flush failed, spool keeps the rows until the warehouse is back: %s", exc)
+            log.error("flush failed, the spool keeps the rows until a flush succeeds: %s", exc)
         elif count % _FAILURE_REMINDER == 0:
             log.error("flushes still failing (%d in a row), spool keeps the rows: %s", count, exc)
 
