@@ -5,12 +5,16 @@ query up by name in a module that no longer held it, and quietly sent none)."""
 from __future__ import annotations
 
 import contextlib
+import logging
 from dataclasses import replace
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from pipeline.config import ReportConfig
-from pipeline.daemon.report_job import analyse_and_render
+import pytest
+from apscheduler.schedulers.background import BackgroundScheduler
+
+from pipeline.config import Config, ReportConfig
+from pipeline.daemon.report_job import JOB_ID, add_report_job, analyse_and_render
 from pipeline.warehouse import Lake, Warehouse
 from tests.support.daemon import make_config
 from tests.support.planted import START, PlantedPhase, PlantedProvider, generate
@@ -32,3 +36,71 @@ def test_the_weekly_job_reports_an_ongoing_degradation_as_a_phase_change(
     assert [c.provider for c in outcome.phase_changes] == ["nova"]
     assert outcome.phase_changes[0].phase != "stable"  # the stage it is in now
     assert outcome.phase_changes[0].detail["previous"] is None
+
+
+def _tokyo_monday_8(tmp_path: Path) -> tuple[Config, datetime]:
+    """A config whose report runs Monday 08:00 Asia/Tokyo, and its first run after
+    START + 14 days (Monday 2026-01-19 00:00 UTC): Sunday 2026-01-25 23:00 UTC."""
+    config = make_config(tmp_path)
+    report = ReportConfig(out_dir=tmp_path / "reports", timezone="Asia/Tokyo")
+    config = replace(config, report=report)
+    scheduler = BackgroundScheduler()  # never started: only its job's trigger is read
+    assert add_report_job(scheduler, config, lambda: None, now=START + timedelta(days=14))
+    fire = scheduler.get_job(JOB_ID).trigger.get_next_fire_time(None, START + timedelta(days=14))
+    assert fire == datetime(2026, 1, 25, 23, 0, tzinfo=UTC)
+    return config, fire
+
+
+def test_a_run_before_the_utc_week_ends_reports_the_last_week_that_ended(
+    tmp_path: Path,
+) -> None:
+    """Monday 08:00 in Tokyo is Sunday 23:00 UTC: the job rendered the week in progress
+    (2026-W04, its last hour missing). It renders the last week that has ended, W03."""
+    config, fire = _tokyo_monday_8(tmp_path)
+    quiet = [PlantedProvider("nova", "Nova")]
+    Warehouse(config.warehouse.location).insert_frame("probe_results", generate(quiet, 21))
+    outcome = analyse_and_render(config, contextlib.nullcontext(), now=fire)
+    assert outcome.path.name == "nerfwatch-2026-W03.html"
+
+
+def test_a_run_just_after_the_utc_week_ends_reports_that_week(tmp_path: Path) -> None:
+    config = replace(make_config(tmp_path), report=ReportConfig(out_dir=tmp_path / "reports"))
+    quiet = [PlantedProvider("nova", "Nova")]
+    Warehouse(config.warehouse.location).insert_frame("probe_results", generate(quiet, 21))
+    monday_8_utc = START + timedelta(days=21, hours=8)  # 2026-W05 began 8 hours ago
+    outcome = analyse_and_render(config, contextlib.nullcontext(), now=monday_8_utc)
+    assert outcome.path.name == "nerfwatch-2026-W04.html"
+
+
+def test_a_schedule_that_runs_before_the_utc_week_ends_is_warned_about(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING, logger="nerfwatch.daemon"):
+        _tokyo_monday_8(tmp_path)
+    (warning,) = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert "mon 08:00 Asia/Tokyo is Sun 23:00 UTC" in warning
+    assert "ended 6 days 23 hours earlier" in warning
+    assert "from Mon 09:00 Asia/Tokyo on" in warning
+
+
+@pytest.mark.parametrize("timezone", ["UTC", "America/New_York"])
+def test_a_schedule_after_the_utc_week_ends_is_not_warned_about(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, timezone: str
+) -> None:
+    report = ReportConfig(out_dir=tmp_path / "reports", timezone=timezone)
+    config = replace(make_config(tmp_path), report=report)
+    with caplog.at_level(logging.WARNING, logger="nerfwatch.daemon"):
+        add_report_job(BackgroundScheduler(), config, lambda: None, now=START)
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+def test_a_first_report_shows_the_week_in_progress_when_none_ended_with_probes(
+    tmp_path: Path,
+) -> None:
+    """A daemon started on a Monday: the week that ended has no probes to report."""
+    config = replace(make_config(tmp_path), report=ReportConfig(out_dir=tmp_path / "reports"))
+    Warehouse(config.warehouse.location).insert_frame(
+        "probe_results", generate([PlantedProvider("nova", "Nova")], 1)
+    )
+    outcome = analyse_and_render(config, contextlib.nullcontext(), now=START + timedelta(hours=30))
+    assert outcome.path.name == "nerfwatch-2026-W02.html"  # START's week, in progress

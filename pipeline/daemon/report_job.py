@@ -1,6 +1,11 @@
 """The weekly job: analyse, render the weekly report, send phase changes and its link.
 
-Scheduled from ``[report]`` weekday/time/timezone. Analysis and rendering run in a worker
+Scheduled from ``[report]`` weekday/time/timezone. The report's week is the last ISO
+week (UTC) that has ended when the job runs: the schedule is local time, and Monday 08:00
+in Tokyo or Sydney is still Sunday in UTC, when "the week just ended" would be a week
+still in progress, its last hours missing. A schedule that fires before the UTC week ends
+is warned about at scheduling, with the earliest local time that reports the week just
+ended. Analysis and rendering run in a worker
 thread inside ``Flusher.paused()``, so the job's reads and writes never wait for a flush
 and a flush never waits for the job (the spool just grows for the minutes it takes).
 The analysis and the renderer are imported when the job first runs: they are heavy, and
@@ -15,7 +20,7 @@ import logging
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +28,7 @@ from apscheduler.jobstores.base import JobLookupError
 from apscheduler.schedulers.base import BaseScheduler
 from apscheduler.triggers.cron import CronTrigger
 
-from pipeline.config import Config
+from pipeline.config import Config, ReportConfig
 from pipeline.daemon.alerts import send_phase_alert, send_report_link
 from pipeline.warehouse import Warehouse
 
@@ -34,6 +39,7 @@ __all__ = [
     "WeeklyReport",
     "add_report_job",
     "analyse_and_render",
+    "last_week_end",
 ]
 
 daemon_log = logging.getLogger("nerfwatch.daemon")  # the weekly job logs as the daemon
@@ -41,8 +47,42 @@ daemon_log = logging.getLogger("nerfwatch.daemon")  # the weekly job logs as the
 JOB_ID = "weekly-report"
 
 
-def add_report_job(scheduler: BaseScheduler, config: Config, job: Callable[..., Any]) -> bool:
-    """Schedule ``job`` on the report's weekday and time; False when it cannot run here."""
+def last_week_end(moment: datetime) -> datetime:
+    """The latest Monday 00:00 UTC at or before ``moment``: the end of the last ISO week
+    (UTC) that has ended by then."""
+    utc = moment.astimezone(UTC)
+    midnight = utc.replace(hour=0, minute=0, second=0, microsecond=0)
+    return midnight - timedelta(days=utc.weekday())
+
+
+def _warn_if_before_week_end(trigger: CronTrigger, report: ReportConfig, now: datetime) -> None:
+    """A run on the last UTC day of a week reports the week before, ended ~7 days ago."""
+    fire = trigger.get_next_fire_time(None, now)
+    if fire is None or fire - last_week_end(fire) < timedelta(days=6):
+        return
+    week_end = last_week_end(fire) + timedelta(days=7)
+    local_end = week_end.astimezone(fire.tzinfo)
+    daemon_log.warning(
+        "report: %s %s %s is %s UTC, before the UTC week ends, so each report covers the"
+        " week that ended %s earlier; from %s %s on it covers the week just ended",
+        report.weekday, report.time, report.timezone, fire.astimezone(UTC).strftime("%a %H:%M"),
+        _days_hours(fire - last_week_end(fire)), local_end.strftime("%a %H:%M"), report.timezone,
+    )  # fmt: skip
+
+
+def _days_hours(span: timedelta) -> str:
+    hours = round(span.total_seconds() / 3600)
+    return f"{hours // 24} days {hours % 24} hours"
+
+
+def add_report_job(
+    scheduler: BaseScheduler,
+    config: Config,
+    job: Callable[..., Any],
+    now: datetime | None = None,
+) -> bool:
+    """Schedule ``job`` on the report's weekday and time; False when it cannot run here.
+    ``now`` (default: the wall clock) is when the warning looks for the next run."""
     report = config.report
     if not report.enabled:
         return False
@@ -50,6 +90,7 @@ def add_report_job(scheduler: BaseScheduler, config: Config, job: Callable[..., 
     trigger = CronTrigger(
         day_of_week=report.weekday, hour=hour, minute=minute, timezone=report.timezone
     )
+    _warn_if_before_week_end(trigger, report, now or datetime.now(UTC))
     scheduler.add_job(
         job,
         trigger,
@@ -77,6 +118,14 @@ class PhaseChangeAlert:
     detail: dict[str, Any]
 
 
+def _has_probes(warehouse: Warehouse, start: datetime, end: datetime) -> bool:
+    found = warehouse.query(
+        "SELECT count(*) > 0 AS found FROM probe_results WHERE started_at >= ? AND started_at < ?",
+        [start, end],
+    )
+    return bool(found["found"][0])
+
+
 def _phase_changes(warehouse: Warehouse, analysis_id: str) -> list[PhaseChangeAlert]:
     from pipeline.analysis.phase_changes import phase_changes_since  # heavy: at the job
 
@@ -93,15 +142,21 @@ def _phase_changes(warehouse: Warehouse, analysis_id: str) -> list[PhaseChangeAl
 def analyse_and_render(
     config: Config, paused: AbstractContextManager[None], now: datetime | None = None
 ) -> WeeklyOutcome:
-    """Blocking: refresh the analysis tables, render the report, list phase changes."""
+    """Blocking: refresh the analysis tables, render the report of the last UTC week
+    that has ended by ``now`` (default: the wall clock), list phase changes."""
     from pipeline.analysis.orchestrate import run_analysis  # heavy: at the job
-    from pipeline.report.render import render_weekly, report_link
+    from pipeline.report import IsoWeek, render_weekly, report_link
 
+    now = now or datetime.now(UTC)
+    end = last_week_end(now)
     warehouse = Warehouse(config.warehouse.location)
     with paused:
         drift_dir = config.warehouse.drift_dir
         changes = _phase_changes(warehouse, run_analysis(warehouse, drift_dir=drift_dir))
-        path = Path(render_weekly(config, now=now))
+        ended = IsoWeek.containing(end - timedelta(days=1))
+        # A first report (no probes in the week that ended) shows the probes that exist.
+        week = ended if _has_probes(warehouse, end - timedelta(days=7), end) else None
+        path = Path(render_weekly(config, week, now=now))
     return WeeklyOutcome(path, report_link(config, path), changes)
 
 
@@ -125,7 +180,7 @@ class WeeklyReport:
     async def run(self, now: datetime | None = None) -> Path | None:
         """Analysis, report, phase-change alerts and the report's link.
 
-        ``now`` (default: the wall clock) picks the report's week; tests pin it.
+        ``now`` (default: the wall clock) picks the report's week: the last one ended.
         """
         config = self._config
         try:
