@@ -11,7 +11,14 @@ from pathlib import Path
 import pytest
 
 from pipeline.config import BudgetConfig, BudgetLimits, ProbeConfig
-from pipeline.daemon.budget import BudgetGuard, Reservation, Spend, estimate, result_usage
+from pipeline.daemon.budget import (
+    BudgetGuard,
+    Reservation,
+    Spend,
+    estimate,
+    result_usage,
+    worst_case,
+)
 from pipeline.daemon.spool import Spool
 from pipeline.daemon.state import DaySpend, today_spend
 from pipeline.warehouse import Warehouse
@@ -54,7 +61,7 @@ def test_a_day_of_cache_writing_probes_never_settles_above_the_cap(
             BudgetConfig(total=BudgetLimits(daily_cost_usd=cap)),
             long_share=1.0,
             today=lambda: day.date(),
-            load_day=lambda d: today_spend(warehouse, d),
+            load_day=lambda d: today_spend(warehouse, d, {provider.name: provider}),
         )
 
     def run_batch(g: BudgetGuard, at: datetime) -> None:
@@ -69,7 +76,7 @@ def test_a_day_of_cache_writing_probes_never_settles_above_the_cap(
         if minute == 2:
             first = guard()  # a restart: the new guard starts from the stored rows
         run_batch(first, day + timedelta(minutes=minute))
-    stored = today_spend(warehouse, day.date())["alpha"].cost_usd
+    stored = today_spend(warehouse, day.date(), {provider.name: provider})["alpha"].cost_usd
     one_run = (9_000 * provider.cache_write_price() + 100 * 4) / 1e6
     assert stored <= cap + 1e-12, f"stored ${stored:.6f} over the ${cap} cap"
     assert stored > cap - one_run  # the guard did spend the day, not refuse it
@@ -179,7 +186,7 @@ def test_day_spend_reads_the_warehouse_and_the_spool_for_that_day_only(tmp_path:
 
     asyncio.run(append())
     spool.close()
-    spent = DaySpend(warehouse, Spool(tmp_path / "spool"))(day.date())
+    spent = DaySpend(warehouse, Spool(tmp_path / "spool"), ())(day.date())
     assert spent == {"alpha": Spend(120, pytest.approx(0.012))}
 
 
@@ -239,3 +246,88 @@ def test_a_cut_stream_without_usage_settles_at_its_reservation() -> None:
     assert len(ran) == int(cap // worst), f"{len(ran)} cut streams ran under a ${cap} cap"
     assert guard.spent_by("p").cost_usd <= cap
     assert ran[0].cost_usd is None  # the row does not pretend to know what was billed
+
+
+def _cut_stream() -> Reply:
+    """An OpenAI stream cut after its first content chunk: no usage ever comes back."""
+    content = {"choices": [{"index": 0, "delta": {"content": "ANSWER"}, "finish_reason": None}]}
+    return Reply(
+        chunks=(f"data: {json.dumps(content)}\n\n".encode(),),
+        unended=True,
+        close_after=True,
+        headers={"content-type": "text/event-stream"},
+    )
+
+
+def test_a_restart_counts_stored_probes_billed_without_usage_at_their_worst_case(
+    tmp_path: Path,
+) -> None:
+    """A cut stream settles at its reservation in memory but is stored with cost_usd NULL:
+    a guard restarted after two of them read the day's spend as $0 and let the day run
+    one probe past what the cap allows (8 cut streams instead of 7 under $0.01)."""
+    day = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
+    warehouse = Warehouse(tmp_path / "w.duckdb")
+    warehouse.migrate()
+    probe = short_probe(max_output_tokens=100)
+    cap = 0.01
+    with serving(lambda n, reused: _cut_stream()) as server:
+        provider = loopback_provider(
+            server.port, price_input_per_mtok=1.0, price_output_per_mtok=4.0
+        )
+
+        def guard() -> BudgetGuard:
+            return BudgetGuard(
+                BudgetConfig(total=BudgetLimits(daily_cost_usd=cap)),
+                today=lambda: day.date(),
+                load_day=lambda d: today_spend(warehouse, d, {provider.name: provider}),
+            )
+
+        g, ran = guard(), 0
+        for minute in range(20):
+            if minute == 2:
+                g = guard()  # a restart: the new guard starts from the stored rows
+            reservation = g.reserve(provider, probe)
+            if isinstance(reservation, str):
+                break
+            (result,) = probe_n(provider, probe)
+            assert result.input_tokens is None and result.cost_usd is None
+            g.settle(reservation, result_usage(provider, result))
+            result.started_at = day + timedelta(minutes=minute)  # the pinned day
+            warehouse.insert_rows("probe_results", [result.as_row()], key="run_id")
+            ran += 1
+    # Before the restart each settled at its reservation; after it, each stored one counts
+    # at the worst case of its stored size (a short family's own size, under the probe's).
+    (size,) = {r["context_target_tokens"] for r in _stored(warehouse)}
+    stored = worst_case(provider, size, 100).cost_usd
+    reserved = estimate(provider, probe).cost_usd
+    fits = 2 + int((cap - 2 * stored) // reserved)
+    assert (ran, fits) == (7, 7), f"{ran} cut streams ran under a ${cap} cap"
+    assert today_spend(warehouse, day.date(), {"p": provider})["p"].cost_usd <= cap
+
+
+def _stored(warehouse: Warehouse) -> list[dict[str, object]]:
+    return list(warehouse.query("SELECT * FROM probe_results").iter_rows(named=True))
+
+
+def test_the_days_stored_spend_counts_rows_billed_without_usage_at_their_worst_case(
+    tmp_path: Path,
+) -> None:
+    """Each row of a kind the guard settles at its reservation (a 2xx reply without usage,
+    a stall, a first-token timeout) counts at the worst case of its stored sizes; a
+    refused or unsent probe without usage counts nothing, a priced one its cost."""
+    day = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
+    provider = make_config(tmp_path).provider("alpha")  # $1 in, $4 out per Mtok
+    warehouse = Warehouse(tmp_path / "w.duckdb")
+    warehouse.migrate()
+    kinds = [(200, "ok"), (None, "stall"), (None, "timeout_first_token"),
+             (429, "rate_limited"), (None, "connect_error")]  # fmt: skip
+    rows = [_used(day, 0, None) for _ in kinds]
+    for row, (status, error_class) in zip(rows, kinds, strict=True):
+        row.input_tokens = row.output_tokens = None
+        row.http_status, row.error_class = status, error_class
+        row.context_target_tokens, row.max_output_tokens = 900, 100
+    rows.append(_used(day, 50, 0.25))
+    warehouse.insert_rows("probe_results", [r.as_row() for r in rows], key="run_id")
+    spent = today_spend(warehouse, day.date(), {"alpha": provider})
+    one = (900 * provider.cache_write_price() + 100 * 4) / 1e6
+    assert spent == {"alpha": Spend(3 * 1000 + 50, pytest.approx(0.25 + 3 * one))}

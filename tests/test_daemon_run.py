@@ -385,7 +385,8 @@ def test_open_alerts_and_todays_spend_are_read_back_at_start(tmp_path: Path) -> 
     assert open_alerts(warehouse) == {"beta"}
     config = make_config(tmp_path, every_s=0.3)
     _run(config, LocalProbe(latency_s=0.01), 1.5)
-    spend = today_spend(Warehouse(config.warehouse.path), now.date())
+    prices = {p.name: p for p in config.providers}
+    spend = today_spend(Warehouse(config.warehouse.path), now.date(), prices)
     assert set(spend) == {"alpha", "beta"}
     assert all(s.tokens > 0 and s.cost_usd > 0 for s in spend.values())
 

@@ -29,7 +29,16 @@ from pipeline.config import BudgetConfig, BudgetLimits, ProbeConfig, ProviderCon
 from probes.pricing import cost_usd, worst_case_cost_usd
 from probes.result import ProbeResult
 
-__all__ = ["BudgetGuard", "DayLoader", "Reservation", "Spend", "estimate", "result_usage"]
+__all__ = [
+    "SENT_CLASSES",
+    "BudgetGuard",
+    "DayLoader",
+    "Reservation",
+    "Spend",
+    "estimate",
+    "result_usage",
+    "worst_case",
+]
 
 log = logging.getLogger(__name__)
 
@@ -66,14 +75,21 @@ def estimate(provider: ProviderConfig, probe: ProbeConfig) -> Reservation:
     Not ``nerfwatch plan``'s per-run figure: that one is the expected cost (input at the
     input rate), which a cache-writing probe can exceed by a quarter or more.
     """
-    tokens = float(probe.context_tokens + probe.max_output_tokens)
-    cost = worst_case_cost_usd(provider, probe.context_tokens, probe.max_output_tokens)
-    return Reservation(provider.name, tokens, cost, _today())
+    most = worst_case(provider, probe.context_tokens, probe.max_output_tokens)
+    return Reservation(provider.name, most.tokens, most.cost_usd, _today())
+
+
+def worst_case(provider: ProviderConfig, context_tokens: float, max_output_tokens: float) -> Spend:
+    """The most a run of this size can use: what a probe is reserved at, and what a
+    stored row billed without usage counts at after a restart (``state.today_spend``)."""
+    tokens = float(context_tokens + max_output_tokens)
+    return Spend(tokens, worst_case_cost_usd(provider, context_tokens, max_output_tokens))
 
 
 # Reached the provider without an answer it refused: the prompt may have been processed
 # and billed though no usage came back (a cut stream never sends its usage chunk, §2).
-_SENT_CLASSES = frozenset({"timeout_first_token", "stall"})
+# state.today_spend's SQL says the same for stored rows.
+SENT_CLASSES = frozenset({"timeout_first_token", "stall"})
 
 
 def _billed_without_usage(result: ProbeResult) -> bool:
@@ -81,7 +97,7 @@ def _billed_without_usage(result: ProbeResult) -> bool:
         return False
     status = result.http_status
     answered = status is not None and 200 <= status < 300
-    return answered or (status is None and result.error_class in _SENT_CLASSES)
+    return answered or (status is None and result.error_class in SENT_CLASSES)
 
 
 def result_usage(provider: ProviderConfig, result: ProbeResult) -> Spend:

@@ -77,7 +77,7 @@ async def warm_start(
     if outcome.rows:
         log.info("spool replay: %d rows, %d new", outcome.rows, outcome.inserted)
     # today's spend now, any other day's when the budget first meets it (a clock step)
-    budget.load_day = state.DaySpend(patient, spool, paused=flusher.paused)
+    budget.load_day = state.DaySpend(patient, spool, config.providers, paused=flusher.paused)
     await budget.prepare()
     try:
         open_alerts = await asyncio.to_thread(state.open_alerts, patient)

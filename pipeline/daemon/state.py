@@ -4,16 +4,22 @@ All come from the warehouse (read-only) plus, for spend, rows still in the spool
 a restart neither forgets the day's budget, nor re-sends an alert already open, nor
 sizes its first prompts as if it had never seen the provider's tokenizer. A day's spend
 is read at start and again for each day the budget first meets later (``DaySpend``).
+
+A stored probe the provider took but whose usage never came back (its ``cost_usd`` is
+NULL) counts at its worst case, as the budget settled it before the restart: counted as
+$0, a restart forgot it and the day could spend past its cap. Rows still in the spool
+cannot be told apart yet (``SpooledProbe`` carries no status or sizes) and count as before.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, date, datetime, time
 
-from pipeline.daemon.budget import Spend
+from pipeline.config import ProviderConfig
+from pipeline.daemon.budget import SENT_CLASSES, Spend, worst_case
 from pipeline.daemon.spool import Spool, SpoolError
 from pipeline.daemon.spooled import spooled_object, spooled_probe
 from pipeline.warehouse import Warehouse, WarehouseError
@@ -36,21 +42,46 @@ def day_start(day: date) -> datetime:
     return datetime.combine(day, time(0), tzinfo=UTC)
 
 
-def today_spend(warehouse: Warehouse, day: date) -> dict[str, Spend]:
-    """Tokens and cost of live probes stored for ``day`` (UTC), per provider."""
+# As budget._billed_without_usage: no usage count, and a 2xx reply or a sent-then-silent class.
+_BILLED_WITHOUT_USAGE = (
+    "input_tokens IS NULL AND output_tokens IS NULL AND (http_status BETWEEN 200 AND 299"
+    f" OR (http_status IS NULL AND error_class IN ({', '.join(map(repr, sorted(SENT_CLASSES)))})))"
+)
+_DAY_SPEND = f"""
+SELECT provider,
+  sum(coalesce(input_tokens, 0) + coalesce(output_tokens, 0)) AS tokens,
+  sum(CASE WHEN {_BILLED_WITHOUT_USAGE} THEN 0 ELSE coalesce(cost_usd, 0) END) AS cost,
+  sum(CASE WHEN {_BILLED_WITHOUT_USAGE} THEN coalesce(context_target_tokens, 0) END) AS unknown_in,
+  sum(CASE WHEN {_BILLED_WITHOUT_USAGE} THEN coalesce(max_output_tokens, 0) END) AS unknown_out
+FROM probe_results
+WHERE source = 'live' AND started_at >= ? AND started_at < ?
+GROUP BY provider
+"""
+
+
+def today_spend(
+    warehouse: Warehouse, day: date, providers: Mapping[str, ProviderConfig]
+) -> dict[str, Spend]:
+    """Tokens and cost of live probes stored for ``day`` (UTC), per provider; a probe
+    billed without usage at its worst case under the provider's configured prices."""
     frame = warehouse.query(
-        "SELECT provider,"
-        " sum(coalesce(input_tokens, 0) + coalesce(output_tokens, 0)) AS tokens,"
-        " sum(coalesce(cost_usd, 0)) AS cost"
-        " FROM probe_results"
-        " WHERE source = 'live' AND started_at >= ? AND started_at < ?"
-        " GROUP BY provider",
-        [day_start(day), day_start(date.fromordinal(day.toordinal() + 1))],
+        _DAY_SPEND, [day_start(day), day_start(date.fromordinal(day.toordinal() + 1))]
     )
-    return {
-        row["provider"]: Spend(float(row["tokens"] or 0), float(row["cost"] or 0))
-        for row in frame.iter_rows(named=True)
-    }
+    out: dict[str, Spend] = {}
+    for row in frame.iter_rows(named=True):
+        name = row["provider"]
+        spend = out[name] = Spend(float(row["tokens"] or 0), float(row["cost"] or 0))
+        if row["unknown_in"] is None:  # no row billed without usage
+            continue
+        provider = providers.get(name)
+        if provider is None:
+            log.warning("%s: probes billed without usage on %s, but no prices: $0", name, day)
+            spend.tokens += float(row["unknown_in"]) + float(row["unknown_out"])
+            continue
+        most = worst_case(provider, float(row["unknown_in"]), float(row["unknown_out"]))
+        spend.tokens += most.tokens
+        spend.cost_usd += most.cost_usd
+    return out
 
 
 def spool_spend(lines: Iterable[str], day: date) -> dict[str, Spend]:
@@ -82,18 +113,20 @@ class DaySpend:
         self,
         warehouse: Warehouse,
         spool: Spool,
+        providers: Iterable[ProviderConfig],
         *,
         paused: Callable[[], contextlib.AbstractContextManager[None]] = contextlib.nullcontext,
     ) -> None:
         self._warehouse = warehouse
         self._spool = spool
+        self._providers = {p.name: p for p in providers}  # prices, as at start (not reloaded)
         self._paused = paused
 
     def __call__(self, day: date) -> dict[str, Spend]:
         unreadable: list[SpoolError] = []
         with self._paused():
             try:
-                spent = today_spend(self._warehouse, day)
+                spent = today_spend(self._warehouse, day, self._providers)
             except WarehouseError as exc:
                 log.warning("could not read the spend of %s from the warehouse: %s", day, exc)
                 spent = {}
