@@ -68,7 +68,8 @@ def seasonality_rows(c: ResultRows, key: tuple[str, str, str], metric: str, s: S
         "seasonality", provider=provider, model=model, metric=metric, context_class=ctx,
         method=s.method, n_hours=s.n_hours, peak_to_trough=finite(s.peak_to_trough),
         peak_hours=s.peak_hours, pvalue=finite(s.pvalue), significant=s.significant,
-        detail=s.detail,
+        detail=s.detail, peak_to_trough_lo=finite(s.peak_to_trough_lo),
+        peak_to_trough_hi=finite(s.peak_to_trough_hi),
     )  # fmt: skip
     if metric == "ttft_p50_ms":
         for how in range(168):

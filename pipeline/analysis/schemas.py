@@ -18,6 +18,7 @@ SCHEMAS: dict[str, dict[str, pl.DataType]] = {
         "provider": _S, "model": _S, "metric": _S, "context_class": _S, "method": _S,
         "n_hours": pl.Int32(), "peak_to_trough": _F, "peak_hours": pl.List(pl.Int32),
         "pvalue": _F, "significant": pl.Boolean(), "detail": _S,
+        "peak_to_trough_lo": _F, "peak_to_trough_hi": _F,
     },
     "hour_of_week": {
         "provider": _S, "model": _S, "metric": _S, "context_class": _S, "how": pl.Int32(),

@@ -38,6 +38,7 @@ from scipy import stats
 
 from pipeline.analysis.changepoints import detect
 from pipeline.analysis.grouped import group_medians
+from pipeline.analysis.rhythm_size import rhythm_size
 from pipeline.analysis.stl_exact import mstl, stl
 
 __all__ = ["MSTL_MIN_HOURS", "STL_MIN_HOURS", "Seasonality", "decompose", "hour_of_week"]
@@ -63,11 +64,13 @@ class Seasonality:
     seasonal: FloatArray
     profile: FloatArray  # 168 multiplicative factors (hour of week, Monday 00:00 = 0)
     profile_n: NDArray[np.int64]
-    peak_to_trough: float
+    peak_to_trough: float  # of the smoothed rhythm (``rhythm_size``), not of ``profile``
     peak_hours: list[int]
     pvalue: float
     significant: bool
     detail: str = field(default="")
+    peak_to_trough_lo: float = float("nan")  # bootstrap over days; NaN under a week of days
+    peak_to_trough_hi: float = float("nan")
 
 
 def hour_of_week(hours: NDArray[np.datetime64]) -> NDArray[np.int64]:
@@ -127,7 +130,9 @@ def decompose(hours: NDArray[np.datetime64], log_values: NDArray[np.float64]) ->
     groups_key = how if n_hours >= 14 * 24 else how % 24
     pvalue = _kruskal(detrended[observed], groups_key[observed])
     profile, profile_n = _profile(detrended, how, observed)
-    ptt = float(profile.max() / profile.min()) if profile_n.sum() else 1.0
+    days = hours.astype("datetime64[D]").astype(np.int64)
+    size = rhythm_size(detrended[observed], how[observed], days[observed], weekly)
+    ptt = size.ratio if np.isfinite(size.ratio) else 1.0
     significant = bool(np.isfinite(pvalue) and pvalue < _ALPHA and ptt >= _MIN_AMPLITUDE)
     if significant:
         seasonal = _fixed_rhythm(detrended, how, observed, weekly)
@@ -137,7 +142,8 @@ def decompose(hours: NDArray[np.datetime64], log_values: NDArray[np.float64]) ->
         detail.append("rhythm not significant: series left as is")
     return Seasonality(
         method, n_hours, adjusted, seasonal, profile, profile_n, ptt,
-        _peak_hours(profile), pvalue, significant, "; ".join(detail),
+        _peak_hours(np.exp(size.profile)), pvalue, significant, "; ".join(detail),
+        size.lo, size.hi,
     )  # fmt: skip
 
 
