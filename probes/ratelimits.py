@@ -17,6 +17,12 @@ and Azure OpenAI's markers (providers.md §2; openai-dotnet issue 838 shows
 admitted any request, so it is such a marker too; and in a family whose limit header is
 sent but is no positive number, a 0 in its remaining or reset header is the same marker,
 not an exhausted limit or a reset due now.
+
+A wait longer than ``MAX_RETRY_AFTER_S`` (31 days, the longest window a provider's limit
+resets on: monthly spend caps, providers.md §1 and §5) describes no limit: a
+``Retry-After`` of twenty nines was stored as 1e20 seconds. It is stored as NULL and
+named in the caller's ``out_of_range`` set (the runner flags it ``out_of_range:<column>``),
+so the nonsense stays visible; an HTTP-date far in the future is the same.
 """
 
 from __future__ import annotations
@@ -29,9 +35,18 @@ from email.utils import parsedate_to_datetime
 
 from probes.secrets import KEY_SHAPED
 
-__all__ = ["RateLimits", "parse_duration_s", "rate_limits", "request_id", "safe_headers"]
+__all__ = [
+    "MAX_RETRY_AFTER_S",
+    "RateLimits",
+    "parse_duration_s",
+    "rate_limits",
+    "request_id",
+    "safe_headers",
+]
 
 RateLimits = dict[str, float | int | str | None]
+
+MAX_RETRY_AFTER_S = 31 * 24 * 3600.0
 
 _GO_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|us|µs|ns|h|m|s)")
 _GO_UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
@@ -84,22 +99,27 @@ def _reset_s(value: str | None, now: datetime) -> float | None:
     return seconds if seconds >= 0 else None
 
 
-def _retry_after(headers: Mapping[str, str], now: datetime) -> float | None:
-    """Seconds to wait; a negative value means unknown, as in the other headers."""
+def _retry_after(headers: Mapping[str, str], now: datetime) -> tuple[float | None, bool]:
+    """Seconds to wait, and whether it is None because a wait past ``MAX_RETRY_AFTER_S``
+    was sent. A negative value means unknown, as in the other headers; ``retry-after-ms``
+    that is negative or too long gives way to ``retry-after``."""
     ms = headers.get("retry-after-ms")
     value = parse_duration_s(ms) if ms is not None else None
-    if value is not None and value >= 0:
-        return value / 1000
+    too_long = value is not None and value / 1000 > MAX_RETRY_AFTER_S
+    if value is not None and value >= 0 and not too_long:
+        return value / 1000, False
     raw = headers.get("retry-after")
     if raw is None:
-        return None
+        return None, too_long
     value = parse_duration_s(raw)
-    if value is not None:
-        return value if value >= 0 else None
-    try:
-        return max((parsedate_to_datetime(raw) - now).total_seconds(), 0.0)
-    except (TypeError, ValueError):
-        return None
+    if value is None:
+        try:
+            value = max((parsedate_to_datetime(raw) - now).total_seconds(), 0.0)
+        except (TypeError, ValueError, OverflowError):
+            return None, too_long
+    if value > MAX_RETRY_AFTER_S:
+        return None, True
+    return (value, False) if value >= 0 else (None, too_long)
 
 
 _FIELDS = ("limit", "remaining", "reset")
@@ -139,8 +159,13 @@ def _pick(headers: Mapping[str, str], family: Family, field: str) -> str | None:
     return None
 
 
-def rate_limits(headers: Mapping[str, str], now: datetime | None = None) -> RateLimits:
-    """The typed rate-limit columns from lower-cased response headers."""
+def rate_limits(
+    headers: Mapping[str, str],
+    now: datetime | None = None,
+    out_of_range: set[str] | None = None,
+) -> RateLimits:
+    """The typed rate-limit columns from lower-cased response headers; a column whose
+    value was sent but is out of range is None and its name added to ``out_of_range``."""
     now = now or datetime.now(UTC)
     out: RateLimits = {}
     for kind in ("requests", "tokens"):
@@ -149,7 +174,9 @@ def rate_limits(headers: Mapping[str, str], now: datetime | None = None) -> Rate
         raw = _first_family(headers, ((f"anthropic-ratelimit-{kind}-tokens-{{}}",),))
         out.update(_family(f"rl_{kind}_tokens", raw, now))
     out.update(_unified(headers, now))
-    out["retry_after_s"] = _retry_after(headers, now)
+    out["retry_after_s"], too_long = _retry_after(headers, now)
+    if too_long and out_of_range is not None:
+        out_of_range.add("retry_after_s")
     return out
 
 

@@ -307,7 +307,7 @@ async def _attempt(
         attempted=answered,
     )
     for name in sorted(state.usage.out_of_range):  # as clamp_row flags what it clears
-        if name in _ROW_COUNTS:
+        if name in _ROW_COUNTS or name == "retry_after_s":
             result.sanity_flags.append(f"{OUT_OF_RANGE}:{name}")
     if state.usage.output_tokens == 0 and (answer.strip() or reasoning.strip()):
         result.sanity_flags.append(NO_OUTPUT_FLAG)
@@ -330,7 +330,8 @@ def _fill(
         paced = max(paced - usage.reasoning_tokens, 0)
     for name, value in state.timeline.summary(paced).items():
         setattr(result, name, value)
-    for name, figure in rate_limits(ex.headers).items():
+    # A rate-limit value out of range joins the usage's: flagged once the flags are made.
+    for name, figure in rate_limits(ex.headers, out_of_range=state.usage.out_of_range).items():
         setattr(result, name, figure)
     result.http_status = ex.status
     result.connection_reused = ex.connection_reused

@@ -205,3 +205,37 @@ def test_an_answer_the_scorer_cannot_read_is_unparseable(answer: str) -> None:
     assert result.error_class == "ok"
     assert (result.score_strict, result.score_lenient) == ("unparseable", "unparseable")
     assert all(math.isfinite(v) for v in (result.ttft_ms or 0.0, result.total_ms or 0.0))
+
+
+_RATE_LIMITED = b'{"error": {"message": "slow down", "type": "rate_limit_error"}}'
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"retry-after": "99999999999999999999"},  # was stored as 1e20 seconds
+        {"retry-after": "2678401"},  # a second past 31 days
+        {"retry-after": "Fri, 31 Dec 9999 23:59:59 GMT"},
+        {"retry-after-ms": "99999999999999999999"},
+    ],
+)
+def test_a_retry_after_past_any_limits_window_is_null_and_flagged(headers: dict[str, str]) -> None:
+    result = _probe(Reply(status=429, body=_RATE_LIMITED, headers=headers))
+    assert result.error_class == "rate_limited"
+    assert result.retry_after_s is None
+    assert "out_of_range:retry_after_s" in result.sanity_flags
+    stored = ProbeResult.from_json(result.to_json())
+    assert (stored.retry_after_s, stored.sanity_flags) == (None, result.sanity_flags)
+
+
+@pytest.mark.parametrize(
+    ("headers", "seconds"),
+    [
+        ({"retry-after": "2678400"}, 2_678_400.0),  # a monthly cap's 31 days
+        ({"retry-after-ms": "99999999999999999999", "retry-after": "30"}, 30.0),
+    ],
+)
+def test_a_retry_after_within_a_month_is_kept(headers: dict[str, str], seconds: float) -> None:
+    result = _probe(Reply(status=429, body=_RATE_LIMITED, headers=headers))
+    assert result.retry_after_s == seconds
+    assert not any(f.startswith("out_of_range") for f in result.sanity_flags)
