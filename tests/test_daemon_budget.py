@@ -331,3 +331,35 @@ def test_the_days_stored_spend_counts_rows_billed_without_usage_at_their_worst_c
     spent = today_spend(warehouse, day.date(), {"alpha": provider})
     one = (900 * provider.cache_write_price() + 100 * 4) / 1e6
     assert spent == {"alpha": Spend(3 * 1000 + 50, pytest.approx(0.25 + 3 * one))}
+
+
+def test_the_spools_rows_billed_without_usage_count_at_their_worst_case_too(
+    tmp_path: Path,
+) -> None:
+    """The same rows still in the spool at a restart (the warehouse held or down): they
+    counted as $0 there, since a spooled row's usage was read as a sum in which a missing
+    count was 0. Read back through the real spool."""
+    day = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
+    provider = make_config(tmp_path).provider("alpha")  # $1 in, $4 out per Mtok
+    kinds = [(200, "ok"), (None, "stall"), (None, "timeout_first_token"),
+             (429, "rate_limited"), (None, "connect_error")]  # fmt: skip
+    rows = [_used(day, 0, None) for _ in kinds]
+    for row, (status, error_class) in zip(rows, kinds, strict=True):
+        row.input_tokens = row.output_tokens = None
+        row.http_status, row.error_class = status, error_class
+        row.context_target_tokens, row.max_output_tokens = 900, 100
+    rows.append(_used(day, 50, 0.25))
+    warehouse = Warehouse(tmp_path / "w.duckdb")
+    warehouse.migrate()
+    spool = Spool(tmp_path / "spool")
+    spool.open()
+
+    async def append() -> None:
+        for row in rows:
+            await spool.append(row.to_json())
+
+    asyncio.run(append())
+    spool.close()
+    spent = DaySpend(warehouse, Spool(tmp_path / "spool"), [provider])(day.date())
+    one = (900 * provider.cache_write_price() + 100 * 4) / 1e6
+    assert spent == {"alpha": Spend(3 * 1000 + 50, pytest.approx(0.25 + 3 * one))}

@@ -35,6 +35,7 @@ __all__ = [
     "DayLoader",
     "Reservation",
     "Spend",
+    "billed_without_usage",
     "estimate",
     "result_usage",
     "worst_case",
@@ -92,12 +93,24 @@ def worst_case(provider: ProviderConfig, context_tokens: float, max_output_token
 SENT_CLASSES = frozenset({"timeout_first_token", "stall"})
 
 
-def _billed_without_usage(result: ProbeResult) -> bool:
-    if result.input_tokens is not None or result.output_tokens is not None:
+def billed_without_usage(
+    input_tokens: float | None,
+    output_tokens: float | None,
+    status: int | None,
+    error_class: str | None,
+) -> bool:
+    """The provider took the probe (a 2xx reply, or sent and then silent) but no usage
+    came back: neither count is known."""
+    if input_tokens is not None or output_tokens is not None:
         return False
-    status = result.http_status
     answered = status is not None and 200 <= status < 300
-    return answered or (status is None and result.error_class in SENT_CLASSES)
+    return answered or (status is None and error_class in SENT_CLASSES)
+
+
+def _billed_without_usage(result: ProbeResult) -> bool:
+    return billed_without_usage(
+        result.input_tokens, result.output_tokens, result.http_status, result.error_class
+    )
 
 
 def result_usage(provider: ProviderConfig, result: ProbeResult) -> Spend:

@@ -29,6 +29,12 @@ class SpooledProbe:
     error_detail: str | None
     tokens: int
     cost_usd: float
+    # what the budget needs to tell a probe billed without usage (budget.billed_without_usage)
+    input_tokens: float | None = None
+    output_tokens: float | None = None
+    http_status: int | None = None
+    context_target_tokens: float = 0.0
+    max_output_tokens: float = 0.0
 
 
 def spooled_object(line: str) -> dict[str, Any] | None:
@@ -60,7 +66,17 @@ def spooled_probe(row: dict[str, Any]) -> SpooledProbe | None:
         *texts,
         tokens=int(_number(row.get("input_tokens")) + _number(row.get("output_tokens"))),
         cost_usd=_number(row.get("cost_usd")),
+        input_tokens=_count(row.get("input_tokens")),
+        output_tokens=_count(row.get("output_tokens")),
+        http_status=status if isinstance(status := row.get("http_status"), int) else None,
+        context_target_tokens=_number(row.get("context_target_tokens")),
+        max_output_tokens=_number(row.get("max_output_tokens")),
     )
+
+
+def _count(value: object) -> float | None:
+    """A count as ``_number`` reads it, but None when the row has none (not 0)."""
+    return None if value is None else _number(value)
 
 
 def _number(value: object) -> float:

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, date, datetime, time
 
 from pipeline.config import ProviderConfig
-from pipeline.daemon.budget import SENT_CLASSES, Spend, worst_case
+from pipeline.daemon.budget import SENT_CLASSES, Spend, billed_without_usage, worst_case
 from pipeline.daemon.spool import Spool, SpoolError
 from pipeline.daemon.spooled import spooled_object, spooled_probe
 from pipeline.warehouse import Warehouse, WarehouseError
@@ -84,8 +84,11 @@ def today_spend(
     return out
 
 
-def spool_spend(lines: Iterable[str], day: date) -> dict[str, Spend]:
-    """The same sums over spooled rows not yet in the warehouse."""
+def spool_spend(
+    lines: Iterable[str], day: date, providers: Mapping[str, ProviderConfig] | None = None
+) -> dict[str, Spend]:
+    """The same sums over spooled rows not yet in the warehouse, a probe billed without
+    usage at its worst case as in ``today_spend``."""
     out: dict[str, Spend] = {}
     for line in lines:
         row = spooled_object(line)
@@ -95,6 +98,15 @@ def spool_spend(lines: Iterable[str], day: date) -> dict[str, Spend]:
         if probe is None or probe.started_at.date() != day:
             continue
         spend = out.setdefault(probe.provider, Spend())
+        provider = (providers or {}).get(probe.provider)
+        unknown = billed_without_usage(
+            probe.input_tokens, probe.output_tokens, probe.http_status, probe.error_class
+        )
+        if unknown and provider is not None:
+            most = worst_case(provider, probe.context_target_tokens, probe.max_output_tokens)
+            spend.tokens += most.tokens
+            spend.cost_usd += most.cost_usd
+            continue
         spend.tokens += probe.tokens
         spend.cost_usd += probe.cost_usd
     return out
@@ -130,7 +142,7 @@ class DaySpend:
             except WarehouseError as exc:
                 log.warning("could not read the spend of %s from the warehouse: %s", day, exc)
                 spent = {}
-            pending = spool_spend(self._spool.iter_pending(unreadable), day)
+            pending = spool_spend(self._spool.iter_pending(unreadable), day, self._providers)
         for error in unreadable:  # the flush names them too
             log.warning("the spend of %s leaves out what waits in it: %s", day, error)
         for name, spend in pending.items():
