@@ -76,7 +76,7 @@ def test_traffic_moved_to_another_upstream_fires_and_is_said_in_words(
     assert (
         f"{LABEL} served by DeepInfra 79 %, Together 21 % (1,344 calls on each of the 28 days "
         "before) \u2192 Together 91 %, DeepInfra 9 % (144 calls on each of the last 3 days), "
-        "70 % of calls moved "
+        "70 % of calls moved (windows: the last 3 days against the 28 before) "
         "(first window)"
     ) in verdict, verdict
     assert "(p=" not in verdict and "\u2013 token count" not in verdict, verdict
@@ -136,3 +136,20 @@ def test_a_day_long_stint_on_one_upstream_is_no_change() -> None:
     found = upstream_shift(pl.DataFrame({"started_at": times, "upstream_provider": names}), SPLIT)
     assert found is not None and found.distance == 0.5
     assert found.p_value > 0.1, found
+
+
+def test_the_detail_names_its_windows_beside_the_days_with_calls() -> None:
+    """Calls on one day of the three recent ones: the day count alone ("on the last 1
+    days") read as one day of steady probing; the detail now names both windows, so the
+    report need not infer them from the sign's row."""
+    times = [SPLIT - timedelta(days=28) + timedelta(minutes=30 * i) for i in range(31 * 48)]
+    last = SPLIT + timedelta(days=2)
+    kept = [t for t in times if t < SPLIT or t >= last]
+    names = ["Together" if t >= SPLIT or i % 5 == 0 else "DeepInfra" for i, t in enumerate(kept)]
+    frame = pl.DataFrame({"started_at": kept, "upstream_provider": names})
+    found = upstream_shift(frame, SPLIT)
+    assert found is not None, frame
+    assert "(48 calls on the last 1 days)" in found.detail, found
+    assert found.detail.endswith("(windows: the last 3 days against the 28 before)"), found
+    week = upstream_shift(frame, SPLIT, recent=timedelta(days=7), baseline=timedelta(days=21))
+    assert week is not None and week.detail.endswith("the last 7 days against the 21 before)")

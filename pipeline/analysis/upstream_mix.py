@@ -13,7 +13,16 @@ of the recent blocks, or ``_DRAWS`` seeded draws when there are more). It assume
 blocks are exchangeable when nothing changed, not that calls are: a router may stick to
 one upstream for hours, which a per-call G-test would read as a change. The price is
 honesty about short histories: with D blocks of which r are recent, no p is below
-1 / C(D, r) (1/4495 for 3 recent and 28 baseline days).
+1 / C(D, r) (1/4495 for 3 recent and 28 baseline days; 1/435 when only 2 recent days have
+calls). A shift seen on 1-2 of the 3 recent days is what a router stuck on one upstream
+for a day produces with nothing changed, so it rightly stays below significance. Finer
+blocks would lift the floor but lose the level once stints outlast a block (6 h blocks: 28 %
+rejections at 5 % with 4-hour stints; days 5 %); days themselves reach 17 % with stints of a
+day on average (benchmarks/bench_upstream_mix_null.py).
+
+The detail ends with the windows it compares, "(windows: the last 3 days against the 28
+before)", because D and r count only days with calls: a reader (and the report) can then
+say "on 1 of the last 3 days" from the row alone.
 """
 
 from __future__ import annotations
@@ -25,6 +34,8 @@ from itertools import combinations
 
 import numpy as np
 import polars as pl
+
+from pipeline.analysis.warning_signs import BASELINE, RECENT
 
 __all__ = ["COLUMN", "MIN_MIX_SHIFT", "UpstreamShift", "mix_testable", "upstream_shift"]
 
@@ -115,20 +126,33 @@ def _mix(counts: np.ndarray, names: list[str]) -> str:
     return ", ".join(shown + ([f"others {rest * 100:.0f}\u00a0%"] if rest > 0 else []))
 
 
-def upstream_shift(rows: pl.DataFrame, split_at: datetime) -> UpstreamShift | None:
+def _days(span: timedelta) -> str:
+    days = round(span / _BLOCK)
+    return f"{days} day" if days == 1 else f"{days} days"
+
+
+def upstream_shift(
+    rows: pl.DataFrame,
+    split_at: datetime,
+    *,
+    recent: timedelta = RECENT,
+    baseline: timedelta = BASELINE,
+) -> UpstreamShift | None:
     """The mix change of one provider's rows (columns started_at, upstream_provider), or
-    None when it cannot be tested or moved less than ``MIN_MIX_SHIFT``."""
+    None when it cannot be tested or moved less than ``MIN_MIX_SHIFT``; ``recent`` and
+    ``baseline`` are the windows the rows were cut to, named in the detail."""
     if not mix_testable(rows, split_at):
         return None
-    counts, names, recent = _counts(_labelled(rows), split_at)
-    before, after = counts[recent:].sum(axis=0), counts[:recent].sum(axis=0)
+    counts, names, n_recent = _counts(_labelled(rows), split_at)
+    before, after = counts[n_recent:].sum(axis=0), counts[:n_recent].sum(axis=0)
     distance = float(_distance(after, before))
     if distance < MIN_MIX_SHIFT:
         return None
-    days_before, days_after = counts.shape[0] - recent, recent
+    days_before, days_after = counts.shape[0] - n_recent, n_recent
     detail = (
         f"served by {_mix(before, names)} ({int(before.sum()):,} calls on {days_before} days) -> "
         f"{_mix(after, names)} ({int(after.sum()):,} calls on the last {days_after} days), "
-        f"{distance * 100:.0f}\u00a0% of calls moved"
+        f"{distance * 100:.0f}\u00a0% of calls moved (windows: the last {_days(recent)} "
+        f"against the {round(baseline / _BLOCK)} before)"
     )
-    return UpstreamShift(detail, distance, _permutation_p(counts, recent))
+    return UpstreamShift(detail, distance, _permutation_p(counts, n_recent))
