@@ -48,6 +48,7 @@ def test_one_day_with_probes_in_the_recent_window_is_said_so(
     assert "on the last 1 days" not in card
     (detail,) = [t for t in _hover(page, "router") if "served by" in t]
     assert recent in detail and before in detail and "days)" not in detail, detail
+    assert "(windows:" not in card and "(windows:" not in detail, (card, detail)
 
 
 def test_whole_windows_say_each_day() -> None:
@@ -64,4 +65,18 @@ def test_whole_windows_say_each_day() -> None:
     assert served_by(detail, row) == (
         "served by A 80 % (1,344 calls on each of the 28 days before) \u2192 B 95 % "
         "(144 calls on each of the last 3 days), 70 % of calls moved"
+    )
+
+
+def test_the_windows_the_detail_states_are_read_from_it() -> None:
+    """The analysis states its windows (37c8283); a row without bounds still gets them,
+    and the clause itself is not shown twice."""
+    detail = (
+        "upstream_provider served by A 80 % (400 calls on 10 days) -> B 95 % "
+        "(48 calls on the last 1 days), 70 % of calls moved (windows: the last 3 days "
+        "against the 28 before) (p=0.001)"
+    )
+    assert served_by(detail, {}) == (
+        "served by A 80 % (400 calls on 10 days with probes in the 28 before) \u2192 B 95 % "
+        "(48 calls on 1 day with probes in the last 3), 70 % of calls moved"
     )

@@ -76,8 +76,7 @@ def test_traffic_moved_to_another_upstream_fires_and_is_said_in_words(
     assert (
         f"{LABEL} served by DeepInfra 79 %, Together 21 % (1,344 calls on each of the 28 days "
         "before) \u2192 Together 91 %, DeepInfra 9 % (144 calls on each of the last 3 days), "
-        "70 % of calls moved (windows: the last 3 days against the 28 before) "
-        "(first window)"
+        "70 % of calls moved (first window)"
     ) in verdict, verdict
     assert "(p=" not in verdict and "\u2013 token count" not in verdict, verdict
 

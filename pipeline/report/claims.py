@@ -12,6 +12,7 @@ otherwise show a "shared cause" in about one report in five).
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import polars as pl
 
@@ -85,6 +86,15 @@ def cycle_findings(data: ReportData) -> list[str]:
     return lines
 
 
+def _rhythm_size(row: dict[str, Any]) -> str:
+    """Peak over trough with its 95 % interval (resampled days); under a week of data the
+    resampling understates the spread, so no interval is stored and none is claimed."""
+    lo, hi = row.get("peak_to_trough_lo"), row.get("peak_to_trough_hi")
+    if lo is None or hi is None:
+        return f"×{row['peak_to_trough']:.2f}; under a week of data, no interval"
+    return f"×{row['peak_to_trough']:.2f}, 95 % interval ×{lo:.2f}–×{hi:.2f}"
+
+
 def rhythm_note(data: ReportData) -> str:
     """Which providers show a significant daily/weekly rhythm in short-context TTFT."""
     table = data.result("seasonality")
@@ -100,7 +110,7 @@ def rhythm_note(data: ReportData) -> str:
     parts = []
     for row in rows.iter_rows(named=True):
         hours = ", ".join(f"{h}h" for h in sorted(row["peak_hours"] or []))
-        parts.append(f"{row['provider']} (peak {hours} UTC, ×{row['peak_to_trough']:.2f})")
+        parts.append(f"{row['provider']} (peak {hours} UTC, {_rhythm_size(row)})")
     return (
         "Significant rhythm in short-context TTFT, removed before change points are tested: "
         + "; ".join(parts)

@@ -9,8 +9,10 @@ go to the verdict's details).
 
 D and R count only the days with calls (``upstream_mix._counts``): one day with calls in
 a three-day window read "on the last 1 days", as if the provider had been probed on the
-last day and nothing before it. The report knows the windows (the sign's row), so it says
-both numbers: "on 1 day with probes in the last 3".
+last day and nothing before it. The detail ends with the windows it compared ("(windows:
+the last 3 days against the 28 before)"), so the report says both numbers: "on 1 day with
+probes in the last 3"; a detail stored before that clause existed gives its windows by
+the sign's row.
 """
 
 from __future__ import annotations
@@ -28,6 +30,9 @@ _PREFIX = (
 )
 _BEFORE = re.compile(r"\((?P<calls>[\d,]+ calls?) on (?P<days>\d+) days?\)(?= -> )")
 _RECENT = re.compile(r"\((?P<calls>[\d,]+ calls?) on the last (?P<days>\d+) days?\)")
+_WINDOWS = re.compile(
+    r" ?\(windows: the last (?P<recent>\d+) days? against the (?P<before>\d+) before\)"
+)
 
 
 def _days(start: Any, end: Any) -> int | None:
@@ -52,9 +57,13 @@ def _span(calls: str, days: int, window: int | None, *, recent: bool) -> str:
 
 def mix_windows(detail: str, row: dict[str, Any]) -> str:
     """``detail`` with each window's count of days with calls said against the window's
-    length, taken from the sign's ``row`` (window and baseline bounds)."""
+    length: the detail's own windows clause (then dropped from the words), else the
+    sign's ``row`` (window and baseline bounds)."""
     recent = _days(row.get("window_start"), row.get("window_end"))
     before = _days(row.get("baseline_start"), row.get("baseline_end"))
+    if stated := _WINDOWS.search(detail):
+        recent, before = int(stated["recent"]), int(stated["before"])
+        detail = _WINDOWS.sub("", detail)
     detail = _BEFORE.sub(lambda m: _span(m["calls"], int(m["days"]), before, recent=False), detail)
     return _RECENT.sub(lambda m: _span(m["calls"], int(m["days"]), recent, recent=True), detail)
 
