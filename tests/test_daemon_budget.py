@@ -309,6 +309,19 @@ def _stored(warehouse: Warehouse) -> list[dict[str, object]]:
     return list(warehouse.query("SELECT * FROM probe_results").iter_rows(named=True))
 
 
+def _billed_kinds(day: datetime) -> list[ProbeResult]:
+    """Rows without usage of each kind (three the guard settles at their reservation, two
+    it does not), sized 900 + 100 tokens, and one priced row of 50 tokens for $0.25."""
+    kinds = [(200, "ok"), (None, "stall"), (None, "timeout_first_token"),
+             (429, "rate_limited"), (None, "connect_error")]  # fmt: skip
+    rows = [_used(day, 0, None) for _ in kinds]
+    for row, (status, error_class) in zip(rows, kinds, strict=True):
+        row.input_tokens = row.output_tokens = None
+        row.http_status, row.error_class = status, error_class
+        row.context_target_tokens, row.max_output_tokens = 900, 100
+    return [*rows, _used(day, 50, 0.25)]
+
+
 def test_the_days_stored_spend_counts_rows_billed_without_usage_at_their_worst_case(
     tmp_path: Path,
 ) -> None:
@@ -319,14 +332,7 @@ def test_the_days_stored_spend_counts_rows_billed_without_usage_at_their_worst_c
     provider = make_config(tmp_path).provider("alpha")  # $1 in, $4 out per Mtok
     warehouse = Warehouse(tmp_path / "w.duckdb")
     warehouse.migrate()
-    kinds = [(200, "ok"), (None, "stall"), (None, "timeout_first_token"),
-             (429, "rate_limited"), (None, "connect_error")]  # fmt: skip
-    rows = [_used(day, 0, None) for _ in kinds]
-    for row, (status, error_class) in zip(rows, kinds, strict=True):
-        row.input_tokens = row.output_tokens = None
-        row.http_status, row.error_class = status, error_class
-        row.context_target_tokens, row.max_output_tokens = 900, 100
-    rows.append(_used(day, 50, 0.25))
+    rows = _billed_kinds(day)
     warehouse.insert_rows("probe_results", [r.as_row() for r in rows], key="run_id")
     spent = today_spend(warehouse, day.date(), {"alpha": provider})
     one = (900 * provider.cache_write_price() + 100 * 4) / 1e6
@@ -341,14 +347,7 @@ def test_the_spools_rows_billed_without_usage_count_at_their_worst_case_too(
     count was 0. Read back through the real spool."""
     day = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
     provider = make_config(tmp_path).provider("alpha")  # $1 in, $4 out per Mtok
-    kinds = [(200, "ok"), (None, "stall"), (None, "timeout_first_token"),
-             (429, "rate_limited"), (None, "connect_error")]  # fmt: skip
-    rows = [_used(day, 0, None) for _ in kinds]
-    for row, (status, error_class) in zip(rows, kinds, strict=True):
-        row.input_tokens = row.output_tokens = None
-        row.http_status, row.error_class = status, error_class
-        row.context_target_tokens, row.max_output_tokens = 900, 100
-    rows.append(_used(day, 50, 0.25))
+    rows = _billed_kinds(day)
     warehouse = Warehouse(tmp_path / "w.duckdb")
     warehouse.migrate()
     spool = Spool(tmp_path / "spool")
