@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 
+from pipeline.analysis import rhythm_size as rhythm
 from pipeline.analysis.rhythm_size import MIN_INTERVAL_DAYS
 from pipeline.analysis.seasonality import decompose
 
@@ -60,3 +61,29 @@ def test_three_weeks_size_the_hour_of_week_rhythm() -> None:
         assert s.method == "mstl"
         covered += s.peak_to_trough_lo <= truth <= s.peak_to_trough_hi
     assert covered >= 6, covered
+
+
+def test_the_resampled_fits_are_the_refits_of_the_resampled_rows() -> None:
+    """The interval's draws solve each resample from its days' summed normal equations
+    (one small system per draw, not a least squares over every resampled row: 36 s of a
+    demo's analysis). They must be the same fits as refitting the rows, a draw whose
+    design lacks a weekday left out."""
+    rng = np.random.default_rng(3)
+    t = np.arange(21 * 24)
+    keep = ((t // 24) % 7 != 2) | (t // 24 < 7)  # one weekday seen on one day only
+    how, day = (t % 168)[keep], (t // 24)[keep]
+    values = (0.25 * np.sin(2 * np.pi * (t % 24) / 24) + rng.normal(0, 0.3, t.size))[keep]
+    x = rhythm._design(how, weekly=True)
+    grid = rhythm._design(np.arange(168), weekly=True)
+    days, index = np.unique(day, return_inverse=True)
+    fast = rhythm._resampled_ranges(x, values, grid, index, days.size, seed=5)
+    draws = np.random.default_rng(5)
+    slow = []
+    for _ in range(rhythm._DRAWS):
+        picked = draws.integers(0, days.size, days.size)
+        rows = np.concatenate([np.flatnonzero(index == i) for i in picked])
+        curve = rhythm._fit(x[rows], values[rows], grid)
+        if curve is not None:
+            slow.append(np.ptp(curve))
+    assert 0 < len(slow) < rhythm._DRAWS  # some draws miss the weekday
+    np.testing.assert_allclose(fast, slow, rtol=1e-9, atol=1e-12)

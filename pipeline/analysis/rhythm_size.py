@@ -87,15 +87,8 @@ def rhythm_size(
     days, index = np.unique(day, return_inverse=True)
     if days.size < MIN_INTERVAL_DAYS:
         return RhythmSize(ratio, float("nan"), float("nan"), curve)
-    rows_of = [np.flatnonzero(index == i) for i in range(days.size)]
-    rng = np.random.default_rng(seed)  # seeded: the same data give the same interval
-    draws = []
-    for _ in range(_DRAWS):
-        rows = np.concatenate([rows_of[i] for i in rng.integers(0, days.size, days.size)])
-        fitted = _fit(x[rows], values[rows], grid)
-        if fitted is not None:
-            draws.append(np.ptp(fitted))
-    if len(draws) < _DRAWS // 2:
+    draws = _resampled_ranges(x, values, grid, index, days.size, seed)
+    if draws.size < _DRAWS // 2:
         return RhythmSize(ratio, float("nan"), float("nan"), curve)
     # The range of a fitted curve is biased upward (noise widens it), and so is each draw's
     # about the estimate: the basic bootstrap reflects the draws about the estimate, which
@@ -106,3 +99,31 @@ def rhythm_size(
     corrected = max(0.0, 2 * log_ratio - float(np.mean(draws)))
     lo, hi = max(0.0, 2 * log_ratio - q_hi), max(0.0, 2 * log_ratio - q_lo)
     return RhythmSize(float(np.exp(corrected)), float(np.exp(lo)), float(np.exp(hi)), curve)
+
+
+def _resampled_ranges(
+    x: FloatArray,
+    values: FloatArray,
+    grid: FloatArray,
+    index: NDArray[np.intp],
+    n_days: int,
+    seed: int,
+) -> FloatArray:
+    """The fitted curve's range (log peak over trough) on ``_DRAWS`` resamples of whole
+    days, draws whose design is not identified left out. A resample's least squares is
+    the sum of its days' normal equations, each day counted as often as drawn, so every
+    day's X'X and X'y are formed once and a draw solves one small system."""
+    outer = x[:, :, None] * x[:, None, :]
+    gram = np.zeros((n_days, x.shape[1], x.shape[1]))
+    np.add.at(gram, index, outer)
+    moment = np.zeros((n_days, x.shape[1]))
+    np.add.at(moment, index, x * values[:, None])
+    rng = np.random.default_rng(seed)  # seeded: the same data give the same interval
+    counts = np.stack(
+        [np.bincount(rng.integers(0, n_days, n_days), minlength=n_days) for _ in range(_DRAWS)]
+    ).astype(np.float64)
+    gram_draws = np.einsum("dn,nij->dij", counts, gram)
+    identified = np.linalg.matrix_rank(gram_draws) == x.shape[1]
+    coef = np.linalg.solve(gram_draws[identified], (counts @ moment)[identified][:, :, None])
+    curves = coef[:, 1:, 0] @ grid[:, 1:].T
+    return np.asarray(np.ptp(curves, axis=1), dtype=np.float64)
