@@ -27,6 +27,7 @@ from probes.result import ProbeResult
 from tests.support.daemon import make_config
 from tests.support.loopback import Reply, serving
 from tests.support.probing import loopback_provider, probe_n, short_probe
+from tests.test_spool_damage import _spool_with as spool_with
 
 
 def _probe(name: str, context: int) -> ProbeConfig:
@@ -350,15 +351,7 @@ def test_the_spools_rows_billed_without_usage_count_at_their_worst_case_too(
     rows = _billed_kinds(day)
     warehouse = Warehouse(tmp_path / "w.duckdb")
     warehouse.migrate()
-    spool = Spool(tmp_path / "spool")
-    spool.open()
-
-    async def append() -> None:
-        for row in rows:
-            await spool.append(row.to_json())
-
-    asyncio.run(append())
-    spool.close()
+    spool_with(tmp_path / "spool", rows)
     spent = DaySpend(warehouse, Spool(tmp_path / "spool"), [provider])(day.date())
     one = (900 * provider.cache_write_price() + 100 * 4) / 1e6
     assert spent == {"alpha": Spend(3 * 1000 + 50, pytest.approx(0.25 + 3 * one))}

@@ -7,8 +7,8 @@ is read at start and again for each day the budget first meets later (``DaySpend
 
 A stored probe the provider took but whose usage never came back (its ``cost_usd`` is
 NULL) counts at its worst case, as the budget settled it before the restart: counted as
-$0, a restart forgot it and the day could spend past its cap. Rows still in the spool
-cannot be told apart yet (``SpooledProbe`` carries no status or sizes) and count as before.
+$0, a restart forgot it and the day could spend past its cap. The same holds for such a
+row still in the spool (``spool_spend``).
 """
 
 from __future__ import annotations

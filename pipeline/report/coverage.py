@@ -70,11 +70,6 @@ def _first_ever(data: ReportData, provider: str) -> datetime | None:
     return first if isinstance(first, datetime) else None
 
 
-def _last_ever(data: ReportData, provider: str) -> datetime | None:
-    last = data.providers.filter(pl.col("provider") == provider)["last_at"]
-    return last[0] if last.len() else None
-
-
 def _provider_note(
     data: ReportData, provider: str, part: pl.Series, span: tuple[datetime, datetime], down: int
 ) -> QualityNote | None:
@@ -91,7 +86,7 @@ def _provider_note(
     if new:
         words.append(f"first probed {fmt.stamp(first)} (new this week)")
     if end - last >= every * _HOUR:
-        words.append(f"no probes after {fmt.stamp(_last_ever(data, provider) or hours[-1])}")
+        words.append(f"no probes after {fmt.stamp(data.last_probe(provider) or hours[-1])}")
     if found.missing > down:
         words.append(
             f"no probes in {found.missing} hour(s) (longest gap {found.longest} h from "

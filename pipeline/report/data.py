@@ -224,6 +224,11 @@ class ReportData:
         """An analysis table of the chosen run (empty frame if absent)."""
         return self.analysis.get(table, pl.DataFrame())
 
+    def last_probe(self, provider: str) -> datetime | None:
+        """When ``provider`` was last probed, as far as the report's data reach."""
+        last = self.providers.filter(pl.col("provider") == provider)["last_at"]
+        return last[0] if last.len() else None
+
 
 def _query(wh: Warehouse, sql: str, params: list[Any]) -> pl.DataFrame:
     return wh.query(_UTC + sql, params)

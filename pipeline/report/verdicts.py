@@ -318,16 +318,11 @@ def _since(data: ReportData, phase: dict[str, Any]) -> str:
     return text
 
 
-def _last_probe(data: ReportData, provider: str) -> datetime | None:
-    last = data.providers.filter(pl.col("provider") == provider)["last_at"]
-    return last[0] if last.len() else None
-
-
 def _gone(data: ReportData, provider: str) -> bool:
     """Not probed since before this report's week, or its probes stopped during it (a
     provider removed or renamed on Wednesday) for more than ``_SILENT`` and two of its
     usual spacings before the data end: its phase describes then, not now."""
-    last = _last_probe(data, provider)
+    last = data.last_probe(provider)
     if last is None:
         return False
     hours = _hours(data, provider)["hour"]
@@ -379,7 +374,7 @@ def _phase_verdict(data: ReportData, provider: str, model: str) -> Verdict:
         return Verdict(
             provider, model, "unknown", status, "", "", "", signs, changes, outlook, qvalues
         )
-    last = _last_probe(data, provider)
+    last = data.last_probe(provider)
     if last is not None and _gone(data, provider):
         return Verdict(
             provider, model, "unknown", f"No probes since {fmt.day(last)}", "", "", "",
@@ -466,7 +461,7 @@ def _pick(data: ReportData, cls: str) -> Recommendation:
         rows = rows.filter(~pl.col("provider").is_in(silent))
         left_out = (
             " Left out, not probed for a day or more: "
-            + ", ".join(f"{p} (last probed {fmt.stamp(_last_probe(data, p))})" for p in silent)
+            + ", ".join(f"{p} (last probed {fmt.stamp(data.last_probe(p))})" for p in silent)
             + "."
         )
     if rows.height == 0:
