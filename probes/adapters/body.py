@@ -1,0 +1,109 @@
+"""Reading a response body as what it says it is, within a byte cap.
+
+A body is read only up to a cap (an error reply, a non-streamed answer), a content-encoding
+httpx cannot decode is named (httpx would pass the bytes through as if plain), and a body
+that holds no JSON is described by its media type and page title instead of read as broken.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+from httpx._decoders import SUPPORTED_DECODERS  # what httpx decodes; it skips the rest
+
+from probes.adapters.state import StreamState
+
+__all__ = [
+    "BODY_LIMIT",
+    "ERROR_BODY_LIMIT",
+    "NotAStream",
+    "TooLarge",
+    "decode_json",
+    "describe_body",
+    "drain",
+    "read_limited",
+    "read_whole",
+    "undecodable",
+]
+
+ERROR_BODY_LIMIT = 64 * 1024
+BODY_LIMIT = 32 * 1024 * 1024
+
+
+class TooLarge(Exception):
+    """The decoded answer passed the probe's byte cap."""
+
+
+class NotAStream(Exception):
+    """A 200 body with no event, comment or JSON in it: a portal or proxy page."""
+
+
+_TITLE = re.compile(rb"<title[^>]*>([^<]{1,200})", re.I)
+
+
+def undecodable(headers: httpx.Headers) -> str | None:
+    """The first content-encoding httpx has no decoder for, or None."""
+    for value in headers.get_list("content-encoding", split_commas=True):
+        coding = value.strip().lower()
+        if coding and coding not in SUPPORTED_DECODERS:
+            return coding
+    return None
+
+
+def describe_body(content_type: str, head: bytes, expected: str = "an event stream") -> str:
+    """What came instead of ``expected``, in a few words (the caller scrubs it)."""
+    media = content_type.split(";")[0].strip()
+    what = f"a body of type {media}" if media else "a body without a content-type"
+    found = _TITLE.search(head)
+    title = " ".join(found[1].decode("utf-8", "replace").split())[:80] if found else ""
+    return f"{what}, not {expected}" + (f": {title!r}" if title else "")
+
+
+def decode_json(raw: bytes) -> Any:
+    """The JSON in ``raw``, or its text (cut) when it is not JSON."""
+    text = raw.decode("utf-8", errors="replace").strip()  # DeepSeek pads with blank lines
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):  # nesting deeper than the parser's recursion limit
+        return text[:500]
+
+
+async def read_limited(response: httpx.Response, limit: int) -> bytes:
+    """The decoded body up to about ``limit`` bytes (the read stops at the first piece
+    that reaches it)."""
+    parts: list[bytes] = []
+    size = 0
+    async for piece in response.aiter_bytes():
+        parts.append(piece)
+        size += len(piece)
+        if size >= limit:
+            break
+    return b"".join(parts)
+
+
+async def read_whole(response: httpx.Response, state: StreamState, adapter: Any, cap: int) -> None:
+    """A non-streamed body: past ``cap`` it is too large (cut, it would only read as broken
+    JSON), and one that cannot be JSON at all is named for what it is."""
+    raw = await read_limited(response, cap + 1)
+    if len(raw) > cap:
+        raise TooLarge(cap)
+    if raw.strip() and raw.strip()[:1] not in (b"{", b"[", b'"'):
+        content_type = response.headers.get("content-type", "")
+        raise NotAStream(describe_body(content_type, raw[:ERROR_BODY_LIMIT], "JSON"))
+    adapter.on_body(decode_json(raw), state)
+
+
+async def drain(chunks: AsyncIterator[bytes], limit_s: float = 0.25) -> None:
+    """Read what follows the terminator (the chunked-encoding end), so the connection
+    goes back to the pool instead of being closed; bounded, since it is not needed."""
+    try:
+        async with asyncio.timeout(limit_s):
+            async for _ in chunks:
+                pass
+    except (TimeoutError, httpx.TransportError):
+        pass
