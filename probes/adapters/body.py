@@ -3,6 +3,11 @@
 A body is read only up to a cap (an error reply, a non-streamed answer), a content-encoding
 httpx cannot decode is named (httpx would pass the bytes through as if plain), and a body
 that holds no JSON is described by its media type and page title instead of read as broken.
+
+Which codings httpx decodes is read from its private ``httpx._decoders.SUPPORTED_DECODERS``
+(the same table its ``Response`` and its default ``Accept-Encoding`` use; there is no public
+one), so httpx is pinned to a minor version and ``tests/test_httpx_decoders.py`` checks the
+table against what httpx really decodes.
 """
 
 from __future__ import annotations
@@ -14,7 +19,15 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
-from httpx._decoders import SUPPORTED_DECODERS  # what httpx decodes; it skips the rest
+
+try:  # httpx has no public list of what it decodes; it passes other codings through as is
+    from httpx._decoders import SUPPORTED_DECODERS
+except ImportError as exc:  # pragma: no cover - only on an httpx outside pyproject's pin
+    raise ImportError(
+        "probes.adapters.body needs httpx._decoders.SUPPORTED_DECODERS (private; httpx is "
+        "pinned >=0.28,<0.29 in pyproject.toml) to tell a body httpx decodes from one it "
+        f"passes through undecoded; this httpx {httpx.__version__} has moved it"
+    ) from exc
 
 from probes.adapters.state import StreamState
 
