@@ -12,6 +12,7 @@ from pipeline.report.baseline import NoBaseline, without_baseline
 from pipeline.report.context import AnalysisInfo, Chart, ReportContext, Section
 from pipeline.report.data import ReportData
 from pipeline.report.fixed_answers import fixed_answers
+from pipeline.report.heatmap import heatmap_chart
 from pipeline.report.sites import sites_view
 from pipeline.report.timeline import Timeline
 from pipeline.report.weeks import IsoWeek
@@ -99,7 +100,7 @@ def _sections(data: ReportData, window: Timeline) -> list[Section]:
         _one(
             "heatmap",
             "Hour of week",
-            grid_charts.heatmap_chart(data.hour_of_week, names),
+            heatmap_chart(data.hour_of_week, names),
             "Not enough short-context successes in the last four weeks.",
             claims.rhythm_note(data),
         ),

@@ -131,7 +131,7 @@ GROUP BY ALL ORDER BY provider, day
 
 _HOUR_OF_WEEK = """
 SELECT provider, (isodow(started_at) - 1) AS dow, hour(started_at) AS hod,
-       count(*) AS n, median(ttft_ms) AS ttft
+       count(ttft_ms) AS n, median(ttft_ms) AS ttft
 FROM probes
 WHERE started_at >= ? AND started_at < ? AND ok AND coalesce(context_class, 'short') = 'short'
 GROUP BY ALL

@@ -1,4 +1,4 @@
-"""Small-multiple charts, one row per provider: errors, accuracy, headroom, hour of week."""
+"""Small-multiple charts, one row per provider: errors, accuracy, headroom."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import matplotlib.dates as mdates
 import numpy as np
 import polars as pl
 from matplotlib.axes import Axes
-from matplotlib.colors import TwoSlopeNorm
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter
@@ -29,7 +28,6 @@ __all__ = [
     "errors_chart",
     "errors_figure",
     "headroom_chart",
-    "heatmap_chart",
     "wilson",
 ]
 
@@ -66,7 +64,6 @@ ERROR_STYLES: dict[str, tuple[str, str]] = {  # class -> (colour, hatch)
     "response_too_large": (_OKABE_ITO["vermillion"], "////"),  # like truncated: the window ran out
 }
 _UNKNOWN_STYLE = ("#999999", "xx")
-_DAYS = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
 
 
 PERCENT = FuncFormatter(lambda x, _pos: f"{x:.3g} %")
@@ -333,62 +330,5 @@ def headroom_chart(
         "available when each probe ran, as the provider's headers reported it, and "
         "the limit itself (each provider on its own scale from zero: plans differ): a "
         "limit that steps down is a quiet tightening. " + absent + MARKS_NOTE,
-        svg,
-    )
-
-
-def _relative_grid(part: pl.DataFrame) -> np.ndarray[Any, Any]:
-    """Weekday x hour TTFT over the median of ``part``'s cells; NaN (blank) elsewhere."""
-    grid = np.full((7, 24), np.nan)
-    median = float(np.median(part["ttft"].to_numpy()))
-    for row in part.iter_rows(named=True):
-        grid[int(row["dow"]), int(row["hod"])] = row["ttft"] / median
-    return grid
-
-
-def heatmap_chart(how: pl.DataFrame, providers: list[str]) -> Chart | None:
-    """Median short-context TTFT by weekday and hour, relative to the provider's median."""
-    # Successful probes may carry no TTFT (nothing usable streamed), so an hour's median
-    # can be null; a zero one has no ratio. Such hours stay blank.
-    how = how.filter(pl.col("ttft").is_finite() & (pl.col("ttft") > 0))
-    shown = [p for p in providers if how.filter(pl.col("provider") == p).height]
-    if not shown:
-        return None
-    cols = min(3, len(shown))
-    rows = -(-len(shown) // cols)
-    with style():
-        width = 9.0 if cols > 1 else 4.5
-        fig = new_figure(
-            width,
-            0.25 + 1.5 * rows,
-            margins=(0.5, 1.1, 0.3, 0.3),
-            rows=rows,
-            cols=cols,
-            gap_in=(0.45, 0.55),
-        )
-        axes = fig.subplots(rows, cols, squeeze=False)
-        norm = TwoSlopeNorm(vmin=0.5, vcenter=1.0, vmax=2.0)
-        mesh = None
-        for ax, provider in zip(axes.flat, shown, strict=False):
-            grid = _relative_grid(how.filter(pl.col("provider") == provider))
-            mesh = ax.pcolormesh(np.clip(grid, 0.5, 2.0), cmap="RdBu_r", norm=norm)
-            ax.set_title(plain(provider), fontsize=8.5)
-            ax.set_yticks(np.arange(7) + 0.5, _DAYS, fontsize=7)
-            ax.set_xticks([0, 6, 12, 18, 24], ["0h", "6h", "12h", "18h", "24h"], fontsize=7)
-            ax.invert_yaxis()
-            ax.grid(False)
-        for ax in list(axes.flat)[len(shown) :]:
-            ax.set_visible(False)
-        if mesh is not None:
-            cax = fig.add_axes((1 - 0.9 / width, 0.3, 0.1 / width, 0.5))
-            fig.colorbar(mesh, cax=cax, label="× median TTFT", ticks=[0.5, 1, 2])
-        svg = figure_svg(fig, "heatmap", label="TTFT by hour of week")
-    return Chart(
-        "heatmap",
-        "Hour of week",
-        "Median short-context TTFT in each hour of the "
-        "week (UTC) over the last four weeks, relative to the provider's overall "
-        "median. Red hours are slower. A regular pattern is demand, not "
-        "degradation.",
         svg,
     )
