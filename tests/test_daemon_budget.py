@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Mapping
 from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
-from pipeline.config import BudgetConfig, BudgetLimits, ProbeConfig
+from pipeline.config import BudgetConfig, BudgetLimits, ProbeConfig, ProviderConfig
 from pipeline.daemon.budget import (
     BudgetGuard,
     Reservation,
@@ -62,7 +63,7 @@ def test_a_day_of_cache_writing_probes_never_settles_above_the_cap(
             BudgetConfig(total=BudgetLimits(daily_cost_usd=cap)),
             long_share=1.0,
             today=lambda: day.date(),
-            load_day=lambda d: today_spend(warehouse, d, {provider.name: provider}),
+            load_day=lambda d, _prices: today_spend(warehouse, d, {provider.name: provider}),
         )
 
     def run_batch(g: BudgetGuard, at: datetime) -> None:
@@ -101,7 +102,7 @@ def test_long_context_probes_stop_before_short_ones(tmp_path: Path) -> None:
     guard = BudgetGuard(
         BudgetConfig(total=BudgetLimits(daily_tokens=100_000)),
         long_share=0.8,
-        load_day=lambda _day: stored,
+        load_day=lambda _day, _prices: stored,
     )
     long_probe, short_probe = _probe("long", 16_000), _probe("short", 900)
     assert isinstance(guard.reserve(provider, long_probe), str)  # 81k > 80k
@@ -150,7 +151,7 @@ def test_a_day_first_met_after_a_step_back_starts_from_its_stored_spend(tmp_path
     stored = {date(2026, 11, 20): {"alpha": Spend(1000, 0.0013)}}
     asked: list[date] = []
 
-    def load(day: date) -> dict[str, Spend]:
+    def load(day: date, _prices: Mapping[str, ProviderConfig]) -> dict[str, Spend]:
         asked.append(day)
         return stored.get(day, {})
 
@@ -187,7 +188,7 @@ def test_day_spend_reads_the_warehouse_and_the_spool_for_that_day_only(tmp_path:
 
     asyncio.run(append())
     spool.close()
-    spent = DaySpend(warehouse, Spool(tmp_path / "spool"), ())(day.date())
+    spent = DaySpend(warehouse, Spool(tmp_path / "spool"))(day.date(), {})
     assert spent == {"alpha": Spend(120, pytest.approx(0.012))}
 
 
@@ -280,7 +281,7 @@ def test_a_restart_counts_stored_probes_billed_without_usage_at_their_worst_case
             return BudgetGuard(
                 BudgetConfig(total=BudgetLimits(daily_cost_usd=cap)),
                 today=lambda: day.date(),
-                load_day=lambda d: today_spend(warehouse, d, {provider.name: provider}),
+                load_day=lambda d, _prices: today_spend(warehouse, d, {provider.name: provider}),
             )
 
         g, ran = guard(), 0
@@ -352,6 +353,6 @@ def test_the_spools_rows_billed_without_usage_count_at_their_worst_case_too(
     warehouse = Warehouse(tmp_path / "w.duckdb")
     warehouse.migrate()
     spool_with(tmp_path / "spool", rows)
-    spent = DaySpend(warehouse, Spool(tmp_path / "spool"), [provider])(day.date())
+    spent = DaySpend(warehouse, Spool(tmp_path / "spool"))(day.date(), {"alpha": provider})
     one = (900 * provider.cache_write_price() + 100 * 4) / 1e6
     assert spent == {"alpha": Spend(3 * 1000 + 50, pytest.approx(0.25 + 3 * one))}

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime
 
@@ -136,7 +136,8 @@ def _today() -> date:
     return datetime.now(UTC).date()
 
 
-DayLoader = Callable[[date], Mapping[str, Spend]]  # a UTC day's stored spend per provider
+# A UTC day's stored spend per provider, rows billed without usage at these providers' prices.
+DayLoader = Callable[[date, Mapping[str, ProviderConfig]], Mapping[str, Spend]]
 
 
 class BudgetGuard:
@@ -161,6 +162,7 @@ class BudgetGuard:
         self._day = today()
         self._days: dict[date, _Ledger] = {}  # a day has a ledger once its spend was read
         self.load_day = load_day  # None: nothing stored to read (tests, a fresh start)
+        self._prices: dict[str, ProviderConfig] = {}  # what load_day prices stored rows at
 
     @property
     def spent(self) -> dict[str, Spend]:
@@ -174,20 +176,29 @@ class BudgetGuard:
     def configure(self, budget: BudgetConfig) -> None:
         self.budget = budget
 
+    def use_prices(self, providers: Iterable[ProviderConfig]) -> None:
+        """The providers a day's stored spend is priced with from now on (start and each
+        reload), as new probes are: a day first read after a reload that changed a price
+        or added a provider read its rows billed without usage at the start-up prices, or
+        at $0. A provider a reload removed keeps its last prices: its rows still count
+        against the total cap."""
+        self._prices = {**self._prices, **{p.name: p for p in providers}}
+
     async def prepare(self) -> None:
         """Read today's stored spend in a thread, if not read yet, so that ``reserve``
         does not block the event loop on the warehouse (it would read it itself)."""
         day = self._today()
         if day in self._days or self.load_day is None:
             return
-        spent = await asyncio.to_thread(self.load_day, day)
+        spent = await asyncio.to_thread(self.load_day, day, dict(self._prices))
         if day not in self._days:  # not read meanwhile by a synchronous call
             self._start_ledger(day, spent)
 
     def _ledger(self, day: date) -> _Ledger:
         ledger = self._days.get(day)
         if ledger is None:
-            ledger = self._start_ledger(day, self.load_day(day) if self.load_day else {})
+            stored = self.load_day(day, dict(self._prices)) if self.load_day else {}
+            ledger = self._start_ledger(day, stored)
         return ledger
 
     def _start_ledger(self, day: date, spent: Mapping[str, Spend]) -> _Ledger:

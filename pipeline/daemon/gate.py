@@ -41,6 +41,7 @@ class Gate:
     ) -> None:
         self._caps = Caps(config)
         self._budget = budget
+        budget.use_prices(config.providers)
         self._stopping = stopping
         self._budget_warned: dict[str, date] = {}
 
@@ -50,8 +51,10 @@ class Gate:
         return self._caps.usage
 
     def configure(self, config: Config) -> None:
-        """New cap limits (reload); the budget guard is configured by its owner."""
+        """New cap limits and the prices stored spend is read at (reload); the budget's
+        caps are configured by its owner."""
         self._caps.configure(config)
+        self._budget.use_prices(config.providers)
 
     def admit(self, spec: JobSpec) -> Reservation | Refused:
         """Reserve the run's worst-case spend, or say why it may not run."""

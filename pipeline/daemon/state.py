@@ -54,19 +54,26 @@ SELECT provider,
   sum(CASE WHEN {_BILLED_WITHOUT_USAGE} THEN coalesce(context_target_tokens, 0) END) AS unknown_in,
   sum(CASE WHEN {_BILLED_WITHOUT_USAGE} THEN coalesce(max_output_tokens, 0) END) AS unknown_out
 FROM probe_results
-WHERE source = 'live' AND started_at >= ? AND started_at < ?
+WHERE source = 'live' AND started_at >= ? AND started_at < ? {{site}}
 GROUP BY provider
 """
 
 
 def today_spend(
-    warehouse: Warehouse, day: date, providers: Mapping[str, ProviderConfig]
+    warehouse: Warehouse,
+    day: date,
+    providers: Mapping[str, ProviderConfig],
+    *,
+    site: str | None = None,
 ) -> dict[str, Spend]:
     """Tokens and cost of live probes stored for ``day`` (UTC), per provider; a probe
-    billed without usage at its worst case under the provider's configured prices."""
-    frame = warehouse.query(
-        _DAY_SPEND, [day_start(day), day_start(date.fromordinal(day.toordinal() + 1))]
-    )
+    billed without usage at its worst case under the provider's configured prices.
+    ``site``: only that probe site's rows (a lake), else every row."""
+    bounds = [day_start(day), day_start(date.fromordinal(day.toordinal() + 1))]
+    if site is None:
+        frame = warehouse.query(_DAY_SPEND.format(site=""), bounds)
+    else:
+        frame = warehouse.query(_DAY_SPEND.format(site="AND probe_site = ?"), [*bounds, site])
     out: dict[str, Spend] = {}
     for row in frame.iter_rows(named=True):
         name = row["provider"]
@@ -113,7 +120,10 @@ def spool_spend(
 
 
 class DaySpend:
-    """One UTC day's live spend: rows in the warehouse plus rows still in the spool.
+    """One UTC day's live spend of this daemon's site: rows in the warehouse plus rows
+    still in the spool. On a lake each site's cap is its own (its config's, probed with
+    its keys): another site's spend, seen only as far as it is flushed and only when a
+    day is first read, made neither a per-site nor a lake-wide cap.
 
     Flushes are held off (``paused``) between the two reads, so a row moving from the
     spool into the warehouse meanwhile is counted once. Best effort, as at start-up: a
@@ -125,24 +135,26 @@ class DaySpend:
         self,
         warehouse: Warehouse,
         spool: Spool,
-        providers: Iterable[ProviderConfig],
         *,
+        site: str | None = None,
         paused: Callable[[], contextlib.AbstractContextManager[None]] = contextlib.nullcontext,
     ) -> None:
         self._warehouse = warehouse
         self._spool = spool
-        self._providers = {p.name: p for p in providers}  # prices, as at start (not reloaded)
+        self._site = site  # a lake: this site's rows (its spool holds only its own)
         self._paused = paused
 
-    def __call__(self, day: date) -> dict[str, Spend]:
+    def __call__(self, day: date, providers: Mapping[str, ProviderConfig]) -> dict[str, Spend]:
+        """``providers``: the prices rows billed without usage count at (the budget's
+        current ones, reloads included)."""
         unreadable: list[SpoolError] = []
         with self._paused():
             try:
-                spent = today_spend(self._warehouse, day, self._providers)
+                spent = today_spend(self._warehouse, day, providers, site=self._site)
             except WarehouseError as exc:
                 log.warning("could not read the spend of %s from the warehouse: %s", day, exc)
                 spent = {}
-            pending = spool_spend(self._spool.iter_pending(unreadable), day, self._providers)
+            pending = spool_spend(self._spool.iter_pending(unreadable), day, providers)
         for error in unreadable:  # the flush names them too
             log.warning("the spend of %s leaves out what waits in it: %s", day, error)
         for name, spend in pending.items():
