@@ -4,6 +4,7 @@ on four days of hourly probes."""
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -41,26 +42,32 @@ def test_under_a_week_the_ratio_has_no_interval() -> None:
     assert math.isnan(s.peak_to_trough_lo) and math.isnan(s.peak_to_trough_hi)
 
 
-def test_the_interval_covers_the_planted_ratio_in_most_seeds() -> None:
-    """95 % intervals: 36 of 40 seeds covered in a trial run at 14 days; at least 15 of 20
-    is asked (the chance of fewer at a true 90 % coverage is about 1 %)."""
+def test_the_interval_covers_the_planted_ratio_at_one_and_two_weeks() -> None:
+    """95 % intervals from the sup-t band are conservative by design: 400 of 400 seeds
+    covered at 7 and 14 days in a trial run. At least 76 of 80 is asked: an exact 95 %
+    interval would pass with chance 0.63, the old basic bootstrap interval (82-89 % in 200
+    seeds) with 0.005-0.05; it covered 72 of these 80."""
     covered = 0
-    for seed in range(20):
-        s = decompose(*_series(14, seed))
+    for days, seed in itertools.product((MIN_INTERVAL_DAYS, 14), range(40)):
+        s = decompose(*_series(days, seed))
         assert s.peak_to_trough_lo <= s.peak_to_trough <= s.peak_to_trough_hi
         covered += s.peak_to_trough_lo <= TRUE_DAILY <= s.peak_to_trough_hi
-    assert covered >= 15, covered
+    assert covered >= 76, covered
 
 
 def test_three_weeks_size_the_hour_of_week_rhythm() -> None:
-    """From three weeks the ratio is of the hour-of-week rhythm: daily sine x weekday lift."""
+    """From three weeks the ratio is of the hour-of-week rhythm: daily sine x weekday lift.
+    Five weekdays share the lift, so the peak is a near tie of five noisy offsets: the old
+    basic interval's bias estimate missed half the range's upward bias and sat wholly above
+    the truth in 24 of 200 seeds; the band's interval does not estimate the bias."""
     truth = TRUE_DAILY * math.exp(0.1)
-    covered = 0
-    for seed in range(8):
+    above = 0
+    for seed in range(20):
         s = decompose(*_series(28, seed, weekday_lift=0.1))
         assert s.method == "mstl"
-        covered += s.peak_to_trough_lo <= truth <= s.peak_to_trough_hi
-    assert covered >= 6, covered
+        above += truth < s.peak_to_trough_lo
+        assert s.peak_to_trough_hi >= truth, seed
+    assert above == 0, above
 
 
 def test_the_resampled_fits_are_the_refits_of_the_resampled_rows() -> None:
@@ -76,7 +83,7 @@ def test_the_resampled_fits_are_the_refits_of_the_resampled_rows() -> None:
     x = rhythm._design(how, weekly=True)
     grid = rhythm._design(np.arange(168), weekly=True)
     days, index = np.unique(day, return_inverse=True)
-    fast = rhythm._resampled_ranges(x, values, grid, index, days.size, seed=5)
+    fast = rhythm._resampled_curves(x, values, grid, index, days.size, seed=5)
     draws = np.random.default_rng(5)
     slow = []
     for _ in range(rhythm._DRAWS):
@@ -84,6 +91,6 @@ def test_the_resampled_fits_are_the_refits_of_the_resampled_rows() -> None:
         rows = np.concatenate([np.flatnonzero(index == i) for i in picked])
         curve = rhythm._fit(x[rows], values[rows], grid)
         if curve is not None:
-            slow.append(np.ptp(curve))
+            slow.append(curve)
     assert 0 < len(slow) < rhythm._DRAWS  # some draws miss the weekday
     np.testing.assert_allclose(fast, slow, rtol=1e-9, atol=1e-12)
