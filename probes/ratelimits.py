@@ -22,7 +22,10 @@ A wait longer than ``MAX_RETRY_AFTER_S`` (31 days, the longest window a provider
 resets on: monthly spend caps, providers.md §1 and §5) describes no limit: a
 ``Retry-After`` of twenty nines was stored as 1e20 seconds. It is stored as NULL and
 named in the caller's ``out_of_range`` set (the runner flags it ``out_of_range:<column>``),
-so the nonsense stays visible; an HTTP-date far in the future is the same.
+so the nonsense stays visible; an HTTP-date far in the future is the same. Every
+``rl_*_reset_s`` column is bounded the same way, whatever its form (a Go duration such as
+``99999999999h``, seconds such as ``1e308``, an RFC 3339 time or Unix epoch in year 9999):
+the report's rate-limit charts read these columns, and one such value flattened them.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from probes.secrets import KEY_SHAPED
 
 __all__ = [
     "MAX_RETRY_AFTER_S",
+    "WAIT_COLUMNS",
     "RateLimits",
     "parse_duration_s",
     "rate_limits",
@@ -46,7 +50,13 @@ __all__ = [
 
 RateLimits = dict[str, float | int | str | None]
 
-MAX_RETRY_AFTER_S = 31 * 24 * 3600.0
+MAX_RETRY_AFTER_S = 31 * 24 * 3600.0  # bounds every reset too: no limit's window is longer
+_RESET_PREFIXES = ("rl_requests", "rl_tokens", "rl_input_tokens", "rl_output_tokens")
+_UNIFIED_RESETS = ("rl_unified_reset_s", "rl_unified_5h_reset_s", "rl_unified_7d_reset_s")
+# The columns a value past MAX_RETRY_AFTER_S is cleared from and named in ``out_of_range``.
+WAIT_COLUMNS = frozenset(
+    {"retry_after_s", *(f"{p}_reset_s" for p in _RESET_PREFIXES), *_UNIFIED_RESETS}
+)
 
 _GO_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|us|µs|ns|h|m|s)")
 _GO_UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
@@ -175,8 +185,14 @@ def rate_limits(
         out.update(_family(f"rl_{kind}_tokens", raw, now))
     out.update(_unified(headers, now))
     out["retry_after_s"], too_long = _retry_after(headers, now)
-    if too_long and out_of_range is not None:
-        out_of_range.add("retry_after_s")
+    too_long_columns = {"retry_after_s"} if too_long else set()
+    for column in WAIT_COLUMNS - {"retry_after_s"}:
+        seconds = out[column]
+        if isinstance(seconds, float) and seconds > MAX_RETRY_AFTER_S:
+            out[column] = None
+            too_long_columns.add(column)
+    if out_of_range is not None:
+        out_of_range.update(too_long_columns)
     return out
 
 
@@ -230,8 +246,8 @@ def _epoch_reset_s(value: str | None, now: datetime) -> float | None:
         return None
     try:
         when = datetime.fromtimestamp(seconds, UTC)
-    except (OverflowError, OSError, ValueError):  # beyond any date
-        return None
+    except (OverflowError, OSError, ValueError):  # beyond any date: past every window
+        return math.inf
     return max((when - now).total_seconds(), 0.0)
 
 
