@@ -9,6 +9,7 @@ file, ``run_analysis``, ``render_report``, ``now`` pinned at the week's end.
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from pathlib import Path
 
@@ -40,6 +41,7 @@ def test_a_provider_renamed_on_wednesday_is_not_judged_or_picked_now(
     assert "Stable since" not in verdict and "confidence" not in verdict, verdict
     picks = _recommendations(page)
     short = picks.split("long context", 1)[0]
-    assert "short context acme-v2" in short or "short context steady" in short, short
-    assert "Left out, not probed for a day or more: acme (last probed 2026-11-18 09:" in short
+    # acme-v2 and steady have one TTFT distribution: a tie within their intervals
+    assert re.search(r"short context (acme-v2|steady|No clear pick acme-v2, steady) ", short)
+    assert "Left out: acme, not probed for a day or more (last probed 2026-11-18 09:" in short
     assert "long context acme-v2" in picks, picks  # acme was the only other long one

@@ -6,7 +6,7 @@ from datetime import datetime, timedelta
 
 import polars as pl
 
-from pipeline.report import charts, claims, fmt, grid_charts, tables, verdicts
+from pipeline.report import charts, claims, fmt, grid_charts, picks, tables, verdicts
 from pipeline.report.all_failing import all_failing
 from pipeline.report.baseline import NoBaseline, without_baseline
 from pipeline.report.context import AnalysisInfo, Chart, ReportContext, Section
@@ -133,7 +133,7 @@ def build_context(data: ReportData, *, generated_at: datetime) -> ReportContext:
         providers=data.provider_names,
         analysis=_analysis_info(data),
         verdicts=provider_verdicts,
-        recommendations=verdicts.recommendations(data),
+        recommendations=picks.recommendations(data),
         comparison=tables.comparison(data),
         sections=_sections(data, window),
         cycle=tables.cycle_rows(

@@ -87,6 +87,7 @@ class Recommendation:
     context_class: str
     provider: str | None
     reason: str
+    tied: tuple[str, ...] = ()  # no clear pick: these are equally good
 
 
 @dataclass(frozen=True, slots=True)

@@ -129,6 +129,23 @@ FROM rate_limit_headroom WHERE hour >= ? AND hour < ? AND n_reported > 0
 GROUP BY ALL ORDER BY provider, day
 """
 
+# A distribution-free 95 % interval for each median TTFT: the answers of ranks
+# n/2 -+ 0.98 sqrt(n) (the binomial order-statistic bounds, normal approximation).
+_MEDIAN_BOUNDS = """
+WITH ranked AS (
+    SELECT provider, coalesce(context_class, 'short') AS context_class, ttft_ms,
+           row_number() OVER part AS r, count(*) OVER part AS n
+    FROM probes
+    WHERE started_at >= ? AND started_at < ? AND ok AND ttft_ms IS NOT NULL
+    WINDOW part AS (PARTITION BY provider, coalesce(context_class, 'short') ORDER BY ttft_ms
+                    ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
+)
+SELECT provider, context_class, any_value(n) AS n,
+       min(ttft_ms) FILTER (WHERE r >= floor(n / 2 - 0.98 * sqrt(n))) AS p50_lo,
+       max(ttft_ms) FILTER (WHERE r <= ceil(n / 2 + 1 + 0.98 * sqrt(n))) AS p50_hi
+FROM ranked GROUP BY ALL ORDER BY provider, context_class
+"""
+
 _HOUR_OF_WEEK = """
 SELECT provider, (isodow(started_at) - 1) AS dow, hour(started_at) AS hod,
        count(ttft_ms) AS n, median(ttft_ms) AS ttft
@@ -213,6 +230,7 @@ class ReportData:
     first_after: datetime | None = None  # the first probe after the week, if any
     last_before: datetime | None = None  # the last probe before the history window, if any
     site_stats: pl.DataFrame = field(default_factory=pl.DataFrame)  # per provider and site
+    median_bounds: pl.DataFrame = field(default_factory=pl.DataFrame)  # this week's TTFT p50 CI
 
     @property
     def provider_names(self) -> list[str]:
@@ -313,6 +331,7 @@ def _load(read: _Reader, week: IsoWeek, now: datetime) -> ReportData:
         first_after=read(_FIRST_AFTER, [week.end])["first_at"][0],
         last_before=read(_LAST_BEFORE, [history[0]])["last_at"][0],
         site_stats=read(_SITE_STATS, this_week),
+        median_bounds=read(_MEDIAN_BOUNDS, this_week),
     )
 
 

@@ -1,4 +1,4 @@
-"""The verdict per provider and the fallback recommendation: the top of the report.
+"""The verdict per provider: the top of the report (the picks are ``picks``).
 
 Verdicts rest on the analysis tables (phases, warning signs, change points). Without a
 finished analysis run, or before a provider has the baseline the phase analysis needs
@@ -19,14 +19,14 @@ import polars as pl
 from pipeline.report import fmt
 from pipeline.report.baseline import MIN_BASELINE_HOURS, answered_hours
 from pipeline.report.confidence import Evidence, grade
-from pipeline.report.context import Recommendation, SignView, Verdict
+from pipeline.report.context import SignView, Verdict
 from pipeline.report.data import ReportData
 from pipeline.report.failing_now import failing_now
 from pipeline.report.last_day import expected_gap, last_day, provisional_note
 from pipeline.report.severity import SeverityBasis, describe, severity_basis
 from pipeline.report.upstream_words import mix_windows, served_by
 
-__all__ = ["STAGES", "current_phase", "episode_start", "recommendations", "verdicts"]
+__all__ = ["STAGES", "current_phase", "episode_start", "not_probed_lately", "verdicts"]
 
 STAGES = {
     "stable": "Stable",
@@ -318,7 +318,7 @@ def _since(data: ReportData, phase: dict[str, Any]) -> str:
     return text
 
 
-def _gone(data: ReportData, provider: str) -> bool:
+def not_probed_lately(data: ReportData, provider: str) -> bool:
     """Not probed since before this report's week, or its probes stopped during it (a
     provider removed or renamed on Wednesday) for more than ``_SILENT`` and two of its
     usual spacings before the data end: its phase describes then, not now."""
@@ -347,7 +347,7 @@ def _verdict(data: ReportData, provider: str, model: str) -> Verdict:
     as bad whatever the phases say: they need days to see it."""
     verdict = _phase_verdict(data, provider, model)
     failing = failing_now(_hours(data, provider))
-    if failing is None or _gone(data, provider):  # an old outage is no "now"
+    if failing is None or not_probed_lately(data, provider):  # an old outage is no "now"
         return verdict
     # the phase's stage is still told, as what the phases (days long) say of the stretch
     since = f"{verdict.status} phase {verdict.since}".strip()
@@ -375,7 +375,7 @@ def _phase_verdict(data: ReportData, provider: str, model: str) -> Verdict:
             provider, model, "unknown", status, "", "", "", signs, changes, outlook, qvalues
         )
     last = data.last_probe(provider)
-    if last is not None and _gone(data, provider):
+    if last is not None and not_probed_lately(data, provider):
         return Verdict(
             provider, model, "unknown", f"No probes since {fmt.day(last)}", "", "", "",
             signs, changes, _stale(data, phase, last), qvalues,
@@ -406,87 +406,3 @@ def verdicts(data: ReportData) -> list[Verdict]:
         for row in data.providers.iter_rows(named=True)
     ]
     return sorted(found, key=lambda v: (order[v.tone], v.provider))
-
-
-def _degraded(data: ReportData, provider: str) -> bool:
-    phase = current_phase(data.result("phases"), provider, data.now)
-    return (
-        phase is not None
-        and phase["label"] == "degraded"
-        and (phase["end_at"] is None or phase["end_at"] > data.now)
-    )
-
-
-def _pick(data: ReportData, cls: str) -> Recommendation:
-    ran = data.week_stats.filter(pl.col("context_class") == cls)
-    enough = ran.filter(pl.col("n") >= _MIN_PROBES)
-    # A pick compares availability and TTFT: a provider whose answers carried no TTFT
-    # cannot be "the fastest".
-    rows = enough.filter((pl.col("n_ok") > 0) & pl.col("ttft_p50").is_not_null()).with_columns(
-        (pl.col("n_ok") / pl.col("n")).alias("availability")
-    )
-    if ran.height == 0:
-        return Recommendation(cls, None, f"No {cls}-context probes ran this week.")
-    if rows.height == 0 and enough.height:
-        have = ", ".join(
-            f"{r['provider']} {r['n_ok']} of {r['n']}" for r in enough.iter_rows(named=True)
-        )
-        return Recommendation(
-            cls,
-            None,
-            f"No provider answered a {cls}-context probe with a measured TTFT this week "
-            f"(successes: {have}): there is nothing to compare.",
-        )
-    if rows.height == 0:
-        have = ", ".join(f"{r['provider']} {r['n']}" for r in ran.iter_rows(named=True))
-        most = int(ran["n"].max())  # type: ignore[arg-type]
-        return Recommendation(
-            cls,
-            None,
-            f"Too few {cls}-context probes this week to recommend a provider ({have}): a "
-            f"pick needs at least {_MIN_PROBES} per provider, {_MIN_PROBES - most} more "
-            "at the least.",
-        )
-    if len(data.provider_names) == 1:
-        only = str(rows["provider"][0])
-        return Recommendation(
-            cls,
-            None,
-            f"Only {only} is monitored: there is nothing to fall "
-            "back to. Add a second provider to get a recommendation.",
-        )
-    silent = [str(p) for p in rows["provider"].to_list() if _gone(data, str(p))]
-    left_out = ""
-    if silent:  # a provider not probed for a day or more is no pick for "now"
-        rows = rows.filter(~pl.col("provider").is_in(silent))
-        left_out = (
-            " Left out, not probed for a day or more: "
-            + ", ".join(f"{p} (last probed {fmt.stamp(data.last_probe(p))})" for p in silent)
-            + "."
-        )
-    if rows.height == 0:
-        return Recommendation(cls, None, f"No provider probed lately to recommend.{left_out}")
-    healthy = rows.filter(
-        ~pl.col("provider").map_elements(
-            lambda p: _degraded(data, p) or failing_now(_hours(data, p)) is not None,
-            return_dtype=pl.Boolean,
-        )
-    )
-    pool = healthy if healthy.height else rows
-    best_availability = float(pool["availability"].max())  # type: ignore[arg-type]
-    pool = pool.filter(pl.col("availability") >= best_availability - 0.02).sort("ttft_p50")
-    row = pool.row(0, named=True)
-    basis = "not in a degradation phase" if healthy.height else "every provider is degraded"
-    if answered_hours(_hours(data, str(row["provider"]))) < MIN_BASELINE_HOURS:
-        basis = "no baseline yet, so whether it is degraded is unknown"  # its phase is no finding
-    reason = (
-        f"{basis}; availability {fmt.pct(row['availability'])}, TTFT p50 "
-        f"{fmt.ms(row['ttft_p50'])} this week (the fastest among those within 2 points of the "
-        f"best availability).{left_out}"
-    )
-    return Recommendation(cls, str(row["provider"]), reason)
-
-
-def recommendations(data: ReportData) -> list[Recommendation]:
-    """Where to send short- and long-context traffic now."""
-    return [_pick(data, "short"), _pick(data, "long")]
