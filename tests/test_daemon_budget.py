@@ -20,6 +20,8 @@ from pipeline.daemon.budget import (
     result_usage,
     worst_case,
 )
+from pipeline.daemon.rows import bare_row
+from pipeline.daemon.schedule import job_specs
 from pipeline.daemon.spool import Spool
 from pipeline.daemon.state import DaySpend, today_spend
 from pipeline.warehouse import Warehouse
@@ -356,3 +358,31 @@ def test_the_spools_rows_billed_without_usage_count_at_their_worst_case_too(
     spent = DaySpend(warehouse, Spool(tmp_path / "spool"))(day.date(), {"alpha": provider})
     one = (900 * provider.cache_write_price() + 100 * 4) / 1e6
     assert spent == {"alpha": Spend(3 * 1000 + 50, pytest.approx(0.25 + 3 * one))}
+
+
+@pytest.mark.parametrize("where", ["warehouse", "spool"])
+def test_a_run_shutdown_cut_off_mid_probe_counts_after_a_restart_as_it_settled(
+    tmp_path: Path, where: str
+) -> None:
+    """One run shutdown cut off while probing settles at its reservation (the provider
+    may have billed it), but its stored row (aborted, no usage) counted $0: a daemon
+    stopped and restarted the same day forgot it and could spend past the cap. A run
+    cut off before it probed (skipped) or one whose probe function raised (settled at
+    nothing) still counts nothing. The rows are the daemon's own bare rows."""
+    config = make_config(tmp_path)
+    spec = next(s for s in job_specs(config).values() if s.provider.name == "alpha")
+    at = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
+    rows = [
+        bare_row(spec, at, "aborted", "shutdown", site="test"),
+        bare_row(spec, at, "skipped", "shutdown", site="test"),
+        bare_row(spec, at, "aborted", "internal_error", site="test"),
+    ]
+    warehouse = Warehouse(tmp_path / "w.duckdb")
+    warehouse.migrate()
+    if where == "warehouse":
+        warehouse.insert_rows("probe_results", [r.as_row() for r in rows], key="run_id")
+    else:
+        spool_with(tmp_path / "spool", rows)
+    spent = DaySpend(warehouse, Spool(tmp_path / "spool"))(at.date(), {"alpha": spec.provider})
+    settled = estimate(spec.provider, spec.probe)  # what one_run settles such a run at
+    assert spent == {"alpha": Spend(settled.tokens, pytest.approx(settled.cost_usd))}

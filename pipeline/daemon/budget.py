@@ -30,6 +30,7 @@ from probes.pricing import cost_usd, worst_case_cost_usd
 from probes.result import ProbeResult
 
 __all__ = [
+    "ABORTED_IN_FLIGHT",
     "SENT_CLASSES",
     "BudgetGuard",
     "DayLoader",
@@ -93,18 +94,26 @@ def worst_case(provider: ProviderConfig, context_tokens: float, max_output_token
 SENT_CLASSES = frozenset({"timeout_first_token", "stall"})
 
 
+# A run cut off by shutdown while probing (``one_run``): settled at its reservation, since
+# the provider may have billed it, and stored as a bare row without usage.
+ABORTED_IN_FLIGHT = ("aborted", "shutdown")
+
+
 def billed_without_usage(
     input_tokens: float | None,
     output_tokens: float | None,
     status: int | None,
     error_class: str | None,
+    run: tuple[str | None, str | None] = (None, None),
 ) -> bool:
-    """The provider took the probe (a 2xx reply, or sent and then silent) but no usage
-    came back: neither count is known."""
+    """The provider took the probe (a 2xx reply, or sent and then silent, or ``run``, its
+    status and skip reason, says shutdown cut it off mid-probe) but no usage came back:
+    neither count is known."""
     if input_tokens is not None or output_tokens is not None:
         return False
     answered = status is not None and 200 <= status < 300
-    return answered or (status is None and error_class in SENT_CLASSES)
+    sent = status is None and error_class in SENT_CLASSES
+    return answered or sent or run == ABORTED_IN_FLIGHT
 
 
 def _billed_without_usage(result: ProbeResult) -> bool:

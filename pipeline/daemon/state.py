@@ -19,7 +19,13 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, date, datetime, time
 
 from pipeline.config import ProviderConfig
-from pipeline.daemon.budget import SENT_CLASSES, Spend, billed_without_usage, worst_case
+from pipeline.daemon.budget import (
+    ABORTED_IN_FLIGHT,
+    SENT_CLASSES,
+    Spend,
+    billed_without_usage,
+    worst_case,
+)
 from pipeline.daemon.spool import Spool, SpoolError
 from pipeline.daemon.spooled import spooled_object, spooled_probe
 from pipeline.warehouse import Warehouse, WarehouseError
@@ -42,10 +48,12 @@ def day_start(day: date) -> datetime:
     return datetime.combine(day, time(0), tzinfo=UTC)
 
 
-# As budget._billed_without_usage: no usage count, and a 2xx reply or a sent-then-silent class.
+# As budget.billed_without_usage: no usage count, and a 2xx reply, a sent-then-silent
+# class, or a run shutdown aborted mid-probe.
 _BILLED_WITHOUT_USAGE = (
     "input_tokens IS NULL AND output_tokens IS NULL AND (http_status BETWEEN 200 AND 299"
-    f" OR (http_status IS NULL AND error_class IN ({', '.join(map(repr, sorted(SENT_CLASSES)))})))"
+    f" OR (http_status IS NULL AND error_class IN ({', '.join(map(repr, sorted(SENT_CLASSES)))}))"
+    " OR (run_status = '{}' AND skip_reason = '{}'))".format(*ABORTED_IN_FLIGHT)
 )
 _DAY_SPEND = f"""
 SELECT provider,
@@ -106,8 +114,9 @@ def spool_spend(
             continue
         spend = out.setdefault(probe.provider, Spend())
         provider = (providers or {}).get(probe.provider)
+        run = (probe.run_status, row.get("skip_reason"))
         unknown = billed_without_usage(
-            probe.input_tokens, probe.output_tokens, probe.http_status, probe.error_class
+            probe.input_tokens, probe.output_tokens, probe.http_status, probe.error_class, run
         )
         if unknown and provider is not None:
             most = worst_case(provider, probe.context_target_tokens, probe.max_output_tokens)
