@@ -5,8 +5,10 @@ this package, becomes one ``ProbeResult`` row with an error class. Nothing is re
 a send on a pooled connection the server had already closed (see ``adapters.http``).
 
 Beside ``probes.sanity``'s flags the row may carry ``out_of_range:<column>`` (a count no
-column holds) and ``usage_says_no_output`` (text arrived, usage reports 0 output tokens:
-the count is kept as billed, but speed and cost derived from it are not the answer's).
+column holds), ``usage_says_no_output`` (text arrived, usage reports 0 output tokens:
+the count is kept as billed, but speed and cost derived from it are not the answer's) and
+``no_close_after_finish`` (a complete answer, then the server kept the socket open with no
+terminator: answered and timed to its last event, the hang flagged, not classed a stall).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from probes.adapters.state import StreamState, error_fields
 from probes.errors import classify
 from probes.ids import new_run_id
 from probes.pricing import cost_usd
-from probes.ratelimits import WAIT_COLUMNS, rate_limits, request_id, safe_headers
+from probes.ratelimits import rate_limits, request_id, safe_headers
 from probes.result import OUT_OF_RANGE, ProbeResult, mend_text, planned_row
 from probes.sanity import sanity_flags, stop_cause
 from probes.secrets import KEY_SHAPED, secrets_of_key
@@ -36,7 +38,14 @@ from probes.sizing import MIN_CHARS, CharsPerToken, overflow_prompt_tokens
 from probes.tasks import FAMILIES, Item, TaskFamily
 from probes.tokenize import count_tokens
 
-__all__ = ["NO_OUTPUT_FLAG", "build_item", "draw_seed", "outcome_class", "run_probe"]
+__all__ = [
+    "NO_OUTPUT_FLAG",
+    "OPEN_AFTER_FINISH_FLAG",
+    "build_item",
+    "draw_seed",
+    "outcome_class",
+    "run_probe",
+]
 
 _SIZING_ROUNDS = 3  # tokenize, rebuild; the second round is almost always within tolerance
 _SIZING_TOLERANCE = 0.02
@@ -49,6 +58,7 @@ _ROW_COUNTS = frozenset(
 _SECRETISH = re.compile(rf"{KEY_SHAPED.pattern}|key[=:]\s*\S+", re.I)
 _WAIT_HEADERS = ("retry-after", "retry-after-ms")  # as sent, for a bare error reply
 NO_OUTPUT_FLAG = "usage_says_no_output"
+OPEN_AFTER_FINISH_FLAG = "no_close_after_finish"  # answered, then the socket hung open
 
 
 def _scrub(text: str | None, provider: ProviderConfig) -> str | None:
@@ -307,10 +317,12 @@ async def _attempt(
         attempted=answered,
     )
     for name in sorted(state.usage.out_of_range):  # as clamp_row flags what it clears
-        if name in _ROW_COUNTS or name in WAIT_COLUMNS:
+        if name in _ROW_COUNTS or name == "retry_after_s":
             result.sanity_flags.append(f"{OUT_OF_RANGE}:{name}")
     if state.usage.output_tokens == 0 and (answer.strip() or reasoning.strip()):
         result.sanity_flags.append(NO_OUTPUT_FLAG)
+    if ex.open_after_finish:
+        result.sanity_flags.append(OPEN_AFTER_FINISH_FLAG)
     estimator.observe(probe.task, len(item.prompt), state.usage.input_tokens)
 
 

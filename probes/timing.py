@@ -42,6 +42,7 @@ class Timeline:
     first_token: int | None = None
     first_answer: int | None = None
     last_token: int | None = None
+    last_event: int | None = None  # any event, text or not (a finish, a usage chunk)
     end: int | None = None
     token_times: list[int] = field(default_factory=list)
     first_chunk_chars: int = 0
@@ -65,9 +66,16 @@ class Timeline:
         self.total_chars += chars
         self.token_times.append(t)
 
+    def event(self, at: int) -> None:
+        self.last_event = at
+
     def finish(self) -> None:
         if self.end is None:
             self.end = now_ns()
+
+    def end_at_last_event(self) -> None:
+        """End the timeline where the answer ended, not where the wait for a close did."""
+        self.end = self.last_event if self.last_event is not None else self.end
 
     @property
     def since_last_token_s(self) -> float:

@@ -48,7 +48,7 @@ from probes.adapters.connection import (
 )
 from probes.adapters.sse import LineTooLong
 from probes.adapters.state import StreamState
-from probes.adapters.stream import Stalled, consume_stream
+from probes.adapters.stream import OpenAfterFinish, Stalled, consume_stream, finished
 from probes.adapters.warmup import WARMUP_LIMIT_S, warm_transport
 
 __all__ = ["Exchange", "execute"]
@@ -66,6 +66,9 @@ class Exchange:
     detail: str | None = None
     connection_reused: bool | None = None
     stale_retry: str | None = None  # why the first send was retried (see connection.py)
+    # The answer finished, then the server neither closed nor sent a terminator: how long
+    # the client waited (the row is answered; its timeline ends at the last event)
+    open_after_finish: str | None = None
 
 
 def _refuse_encoding(ex: Exchange, coding: str) -> None:
@@ -143,6 +146,8 @@ async def execute(
                     await read_whole(response, state, adapter, min(BODY_LIMIT, max_bytes))
             finally:
                 await response.aclose()
+    except OpenAfterFinish as exc:
+        _open_after_finish(ex, state, f"nothing for {exc.args[0]:.1f} s")
     except TimeoutError:
         _timed_out(ex, state, trace, f"overall deadline of {deadline_s:.1f} s passed")
     except Stalled:
@@ -186,7 +191,17 @@ async def execute(
     return ex
 
 
+def _open_after_finish(ex: Exchange, state: StreamState, why: str) -> None:
+    """A complete answer whose connection stayed open: answered, and timed to its last
+    event, since the wait for a close is the client's, not the answer's latency."""
+    ex.open_after_finish = f"no terminator or close after the finish signal: {why}"
+    state.timeline.end_at_last_event()
+
+
 def _timed_out(ex: Exchange, state: StreamState, trace: Trace, why: str) -> None:
+    if finished(state):  # silence after the finish signal: the deadline came first
+        _open_after_finish(ex, state, why)
+        return
     if trace.connecting:
         ex.failure = "timeout_connect"
     elif state.timeline.first_token is None:

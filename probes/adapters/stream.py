@@ -4,11 +4,19 @@ token silence.
 The stream that keeps the socket busy with comments or drip-fed bytes but yields no token
 for the read timeout after tokens began is a stall. A 200 body with no event or comment is
 a JSON body (errors some providers send where a stream was asked for) or a page.
+
+After a finish signal the answer is complete (providers.md: the finish reason is the clean
+end; ``[DONE]``, ``message_stop`` and the close are framing). Usage may still follow, so the
+client waits for more events, but at most ``FINISH_GRACE_S`` (or the read timeout, if
+shorter); a server that then keeps the socket open in silence, or with only comments,
+ends the read with ``OpenAfterFinish``, which is not a failure of the answer.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -25,13 +33,42 @@ from probes.adapters.sse import Comment, Event, SSEParser
 from probes.adapters.state import StreamState
 from probes.timing import now_ns
 
-__all__ = ["PARSE_SLICE", "Stalled", "consume_stream"]
+__all__ = ["FINISH_GRACE_S", "PARSE_SLICE", "OpenAfterFinish", "Stalled", "consume_stream"]
 
 PARSE_SLICE = 64 * 1024  # decoded bytes parsed between two looks at the clock
+FINISH_GRACE_S = 5.0  # longest wait for usage or a terminator after the finish signal
 
 
 class Stalled(Exception):
     """Bytes keep coming but no token has for longer than the read timeout."""
+
+
+class OpenAfterFinish(Exception):
+    """The answer finished, then no event and no close came within the wait for one."""
+
+
+def finished(state: StreamState) -> bool:
+    """A finish signal arrived and no provider error: the answer itself is complete."""
+    return state.finish_reason is not None and state.error is None and not state.done
+
+
+async def _next_piece(chunks: AsyncIterator[bytes], state: StreamState, wait_s: float) -> bytes:
+    """The next decoded piece; after a finish signal, waited for at most ``wait_s``
+    since the last event (comments do not extend it)."""
+    if not finished(state):
+        return await anext(chunks)
+    last = state.timeline.last_event or now_ns()
+    left = wait_s - (now_ns() - last) / 1e9
+    if left <= 0:
+        raise OpenAfterFinish(wait_s)
+    limit = asyncio.timeout(left)
+    try:
+        async with limit:
+            return await anext(chunks)
+    except TimeoutError:
+        if limit.expired():  # this wait's own; the overall deadline's propagates as it is
+            raise OpenAfterFinish(wait_s) from None
+        raise
 
 
 async def consume_stream(
@@ -52,8 +89,13 @@ async def consume_stream(
     events = 0
     received = 0
     chunks = response.aiter_bytes()
+    wait_s = min(stall_s, FINISH_GRACE_S)
     try:
-        async for piece in chunks:
+        while True:
+            try:
+                piece = await _next_piece(chunks, state, wait_s)
+            except StopAsyncIteration:
+                break
             received += len(piece)
             if received > max_bytes:
                 raise TooLarge(max_bytes)
@@ -101,5 +143,6 @@ def dispatch(items: list[Event | Comment], state: StreamState, adapter: Any, at:
             state.comment(item.text)
         else:
             events += 1
+            state.timeline.event(at)
             adapter.on_event(item, state, at)
     return events
