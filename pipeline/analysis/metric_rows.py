@@ -36,6 +36,7 @@ from pipeline.analysis.seasonality import Seasonality
 
 __all__ = [
     "ONLINE_ARL0_HOURS",
+    "ONLINE_K",
     "ONLINE_METRICS",
     "SPARSE_EVENTS_PER_DAY",
     "change_rows",
@@ -46,6 +47,12 @@ __all__ = [
 ]
 
 ONLINE_ARL0_HOURS = 24 * 90
+# The CUSUM's reference value: half of a 1.5 residual-sd shift. With thresholds that honour
+# the residuals' heavy tails (online.py), k = 0.5 slowed the +30 % step at 12 probes/h (about
+# 3 sd) from a median 1.5 to 2.0 h (bench_analysis_accuracy Part 2); 0.75 keeps 1.5 h. Normal
+# theory at 2160 h: mean delay for a 1 sd shift 15.1 h (13.4 at 0.5), 3 sd 2.4 h (3.0),
+# but 0.5 sd 105 h (59).
+ONLINE_K = 0.75
 _LEVEL_HOURS = 168  # an online alarm's levels: the week before its start and the week after
 # Hourly p95 of a dozen probes is too skewed and noisy for a normal-theory CUSUM: alarms run
 # on the medians only (the offline detector, rank-confirmed, still covers p95).
@@ -109,7 +116,9 @@ def change_rows(
     if metric not in ONLINE_METRICS:
         return breaks
     baseline_n = min(24 * 28, max(24 * 7, adjusted.size // 3))
-    alarms = online_alarms(adjusted, baseline_n=baseline_n, target_arl0=ONLINE_ARL0_HOURS)
+    alarms = online_alarms(
+        adjusted, baseline_n=baseline_n, target_arl0=ONLINE_ARL0_HOURS, k=ONLINE_K
+    )
     for alarm, after_end in zip(alarms, _after_ends(alarms, adjusted.size), strict=True):
         before = adjusted[max(0, alarm.start - _LEVEL_HOURS) : alarm.start]
         after = adjusted[alarm.start : after_end]
