@@ -127,8 +127,12 @@ def test_verdict_dates_a_degradation_from_its_first_stage(
                     escalated_at=escalated)  # fmt: skip
     html = render_report(warehouse, tmp_path, week=WEEK, now=NOW).read_text(encoding="utf-8")
     assert "Major degradation" in html
-    assert "since 2026-11-16 (4 days); degraded since 2026-10-21 (30 days)" in html
-    assert html.count("degraded since") == 1  # beta is stable: one date only
+    # one "since" and where the episode began: "; degraded since" was a second "since"
+    assert (
+        "since 2026-11-16 (4 days), the latest stage of a degradation that began "
+        "2026-10-21 (30 days ago)" in html
+    )
+    assert html.count("the latest stage of") == 1  # beta is stable: one date only
     assert "short-context TTFT +38\u00a0%" in html
     assert "Major degradation for 4 days (degraded for 30 days)" in html  # the release-cycle table
 

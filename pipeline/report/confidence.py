@@ -99,7 +99,7 @@ def _width(interval: tuple[float, float] | None) -> float:
 def _details(e: Evidence) -> str:
     parts = [f"{e.probes:,} probes in {e.hours} probed hours"]
     if e.interval:
-        parts.append(f"severity 95 % CI {fmt.rel(e.interval[0])} to {fmt.rel(e.interval[1])}")
+        parts.append(f"severity 95 % CI {fmt.rel_interval(*e.interval)}")
     if e.pvalue is not None and fmt.known(e.pvalue):
         # 1 - p was stored as a float: below ~1e-15 it rounds to 1 and p reads as 0.
         shown = "< 1e-15" if e.pvalue < 1e-15 else f"= {e.pvalue:.2g}"

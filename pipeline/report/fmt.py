@@ -41,6 +41,15 @@ def rel(value: float | None) -> str:
     return f"{value * 100:+.0f}\u00a0%"
 
 
+def rel_interval(lo: float, hi: float) -> str:
+    """An interval of relative changes: "+12 % to +32 %", or "within ±0.5 %" when both
+    ends round to zero (a stable phase's interval read "0 % to 0 %", as if it had no
+    width at all)."""
+    if round(lo * 100) == 0 and round(hi * 100) == 0:
+        return "within \u00b10.5\u00a0%"
+    return f"{rel(lo)} to {rel(hi)}"
+
+
 def points(value: float | None) -> str:
     """A difference of two shares, in percentage points."""
     if value is None or not known(value):

@@ -44,6 +44,7 @@ SIGNS = {
     "reduced_rate_limits": "Reduced rate limits",
     "no_official_word": "No official word",
 }
+_EPISODES = {"degraded": "degradation", "recovering": "recovery", "stable": "stable stretch"}
 _SILENT = timedelta(days=1)  # no probe for longer before the data end: no verdict of "now"
 _MIN_PROBES = 5  # fewer probes of a class in a week say nothing about it
 _MIN_CHANGE = 0.05  # change points smaller than this are not worth a line in the verdict
@@ -313,8 +314,10 @@ def _since(data: ReportData, phase: dict[str, Any]) -> str:
     since = phase["start_at"]
     text = f"since {fmt.day(since)} ({fmt.age(since, data.now)})"
     began = episode_start(data.result("phases"), str(phase["provider"]), data.now)
-    if began is not None and began < since:
-        text += f"; {phase['label']} since {fmt.day(began)} ({fmt.age(began, data.now)})"
+    if began is not None and began < since:  # one episode to a reader: say where it began
+        episode = _EPISODES.get(str(phase["label"]), f"{phase['label']} stretch")
+        text += f", the latest stage of a {episode} that began {fmt.day(began)} "
+        text += f"({fmt.age(began, data.now)} ago)"
     return text
 
 
