@@ -40,27 +40,27 @@ def test_the_weekly_job_reports_an_ongoing_degradation_as_a_phase_change(
 
 def _tokyo_monday_8(tmp_path: Path) -> tuple[Config, datetime]:
     """A config whose report runs Monday 08:00 Asia/Tokyo, and its first run after
-    START + 14 days (Monday 2026-01-19 00:00 UTC): Sunday 2026-01-25 23:00 UTC."""
+    START + 15 days (Tuesday 2026-01-20 00:00 UTC): Monday 08:00 there is Sunday 23:00 UTC,
+    an hour before the UTC week ends, so the job waits until Monday 2026-01-26 00:00 UTC."""
     config = make_config(tmp_path)
     report = ReportConfig(out_dir=tmp_path / "reports", timezone="Asia/Tokyo")
     config = replace(config, report=report)
     scheduler = BackgroundScheduler()  # never started: only its job's trigger is read
-    assert add_report_job(scheduler, config, lambda: None, now=START + timedelta(days=14))
-    fire = scheduler.get_job(JOB_ID).trigger.get_next_fire_time(None, START + timedelta(days=14))
-    assert fire == datetime(2026, 1, 25, 23, 0, tzinfo=UTC)
+    tuesday = START + timedelta(days=15)
+    assert add_report_job(scheduler, config, lambda: None, now=tuesday)
+    fire = scheduler.get_job(JOB_ID).trigger.get_next_fire_time(None, tuesday)
+    assert fire == datetime(2026, 1, 26, 0, 0, tzinfo=UTC)
     return config, fire
 
 
-def test_a_run_before_the_utc_week_ends_reports_the_last_week_that_ended(
-    tmp_path: Path,
-) -> None:
-    """Monday 08:00 in Tokyo is Sunday 23:00 UTC: the job rendered the week in progress
-    (2026-W04, its last hour missing). It renders the last week that has ended, W03."""
+def test_a_tokyo_monday_run_reports_the_week_just_ended(tmp_path: Path) -> None:
+    """Monday 08:00 in Tokyo ran at Sunday 23:00 UTC and rendered 2026-W03, the week
+    before the one just ended; the job now runs once the UTC week has ended: W04."""
     config, fire = _tokyo_monday_8(tmp_path)
     quiet = [PlantedProvider("nova", "Nova")]
     Warehouse(config.warehouse.location).insert_frame("probe_results", generate(quiet, 21))
     outcome = analyse_and_render(config, contextlib.nullcontext(), now=fire)
-    assert outcome.path.name == "nerfwatch-2026-W03.html"
+    assert outcome.path.name == "nerfwatch-2026-W04.html"
 
 
 def test_a_run_just_after_the_utc_week_ends_reports_that_week(tmp_path: Path) -> None:
@@ -72,19 +72,8 @@ def test_a_run_just_after_the_utc_week_ends_reports_that_week(tmp_path: Path) ->
     assert outcome.path.name == "nerfwatch-2026-W04.html"
 
 
-def test_a_schedule_that_runs_before_the_utc_week_ends_is_warned_about(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
-    with caplog.at_level(logging.WARNING, logger="nerfwatch.daemon"):
-        _tokyo_monday_8(tmp_path)
-    (warning,) = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
-    assert "mon 08:00 Asia/Tokyo is Sun 23:00 UTC" in warning
-    assert "ended 6 days 23 hours earlier" in warning
-    assert "from Mon 09:00 Asia/Tokyo on" in warning
-
-
-@pytest.mark.parametrize("timezone", ["UTC", "America/New_York"])
-def test_a_schedule_after_the_utc_week_ends_is_not_warned_about(
+@pytest.mark.parametrize("timezone", ["UTC", "America/New_York", "Asia/Tokyo"])
+def test_no_schedule_is_warned_about(
     tmp_path: Path, caplog: pytest.LogCaptureFixture, timezone: str
 ) -> None:
     report = ReportConfig(out_dir=tmp_path / "reports", timezone=timezone)

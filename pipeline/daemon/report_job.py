@@ -1,11 +1,10 @@
 """The weekly job: analyse, render the weekly report, send phase changes and its link.
 
-Scheduled from ``[report]`` weekday/time/timezone. The report's week is the last ISO
-week (UTC) that has ended when the job runs: the schedule is local time, and Monday 08:00
-in Tokyo or Sydney is still Sunday in UTC, when "the week just ended" would be a week
-still in progress, its last hours missing. A schedule that fires before the UTC week ends
-is warned about at scheduling, with the earliest local time that reports the week just
-ended. Analysis and rendering run in a worker
+Scheduled from ``[report]`` weekday/time/timezone by a ``WeeklyTrigger``. The report's
+week is the last ISO week (UTC) that has ended when the job runs; in a zone ahead of UTC
+the trigger holds a run due before the UTC week of the user's week has ended until it has
+(Monday 08:00 in Tokyo runs at 09:00), so the report is never a week late, and a
+fall-back night's repeated hour runs the job once. Analysis and rendering run in a worker
 thread inside ``Flusher.paused()``, so the job's reads and writes never wait for a flush
 and a flush never waits for the job (the spool just grows for the minutes it takes).
 The analysis and the renderer are imported when the job first runs: they are heavy, and
@@ -26,10 +25,10 @@ from typing import Any
 
 from apscheduler.jobstores.base import JobLookupError
 from apscheduler.schedulers.base import BaseScheduler
-from apscheduler.triggers.cron import CronTrigger
 
 from pipeline.config import Config, ReportConfig
 from pipeline.daemon.alerts import send_phase_alert, send_report_link
+from pipeline.daemon.weekly_trigger import WeeklyTrigger, last_week_end
 from pipeline.warehouse import Warehouse
 
 __all__ = [
@@ -47,32 +46,20 @@ daemon_log = logging.getLogger("nerfwatch.daemon")  # the weekly job logs as the
 JOB_ID = "weekly-report"
 
 
-def last_week_end(moment: datetime) -> datetime:
-    """The latest Monday 00:00 UTC at or before ``moment``: the end of the last ISO week
-    (UTC) that has ended by then."""
-    utc = moment.astimezone(UTC)
-    midnight = utc.replace(hour=0, minute=0, second=0, microsecond=0)
-    return midnight - timedelta(days=utc.weekday())
-
-
-def _warn_if_before_week_end(trigger: CronTrigger, report: ReportConfig, now: datetime) -> None:
-    """A run on the last UTC day of a week reports the week before, ended ~7 days ago."""
+def _note_if_moved(trigger: WeeklyTrigger, report: ReportConfig, now: datetime) -> None:
+    """Say so when the configured time comes before the UTC week ends (zones ahead of
+    UTC), and when the job runs instead."""
     fire = trigger.get_next_fire_time(None, now)
-    if fire is None or fire - last_week_end(fire) < timedelta(days=6):
+    asked = trigger.local.get_next_fire_time(None, now)
+    if fire is None or asked is None or fire == asked:
         return
-    week_end = last_week_end(fire) + timedelta(days=7)
-    local_end = week_end.astimezone(fire.tzinfo)
-    daemon_log.warning(
-        "report: %s %s %s is %s UTC, before the UTC week ends, so each report covers the"
-        " week that ended %s earlier; from %s %s on it covers the week just ended",
-        report.weekday, report.time, report.timezone, fire.astimezone(UTC).strftime("%a %H:%M"),
-        _days_hours(fire - last_week_end(fire)), local_end.strftime("%a %H:%M"), report.timezone,
+    daemon_log.info(
+        "report: %s %s %s is %s UTC, before the UTC week ends; the job runs at %s %s"
+        " (%s UTC), when the week it reports has ended",
+        report.weekday, report.time, report.timezone, asked.astimezone(UTC).strftime("%a %H:%M"),
+        fire.astimezone(trigger.zone).strftime("%a %H:%M"), report.timezone,
+        fire.strftime("%a %H:%M"),
     )  # fmt: skip
-
-
-def _days_hours(span: timedelta) -> str:
-    hours = round(span.total_seconds() / 3600)
-    return f"{hours // 24} days {hours % 24} hours"
 
 
 def add_report_job(
@@ -82,15 +69,15 @@ def add_report_job(
     now: datetime | None = None,
 ) -> bool:
     """Schedule ``job`` on the report's weekday and time; False when it cannot run here.
-    ``now`` (default: the wall clock) is when the warning looks for the next run."""
+    ``now`` (default: the wall clock) is when the log line looks for the next run."""
     report = config.report
     if not report.enabled:
         return False
     hour, minute = (int(x) for x in report.time.split(":"))
-    trigger = CronTrigger(
+    trigger = WeeklyTrigger(
         day_of_week=report.weekday, hour=hour, minute=minute, timezone=report.timezone
     )
-    _warn_if_before_week_end(trigger, report, now or datetime.now(UTC))
+    _note_if_moved(trigger, report, now or datetime.now(UTC))
     scheduler.add_job(
         job,
         trigger,
