@@ -1,8 +1,10 @@
 """Daemon health for ``nerfwatch status``: per provider last probe, last error, today's spend.
 
 Reads the warehouse read-only (brief, retried: the daemon holds the file only during a
-flush) and the spool directory, whose rows are not in the warehouse yet. Works while the
-daemon runs; when a reader holds the file too long, the spool part still answers.
+flush) and the spool directory, whose rows are not in the warehouse yet, less the
+segments the warehouse already holds (kept by a folder that refused their deletion and
+their stored mark: ``spool_stored``). Works while the daemon runs; when a reader holds
+the file too long, the spool part still answers.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from pathlib import Path
 
 from pipeline.config import Config
 from pipeline.daemon.flush.segments import EVENT_TABLE, SPOOL_TABLE
-from pipeline.daemon.spool import Spool, SpoolError, pending_lines
+from pipeline.daemon.spool import Spool, SpoolError, pending_lines, waiting_segments
+from pipeline.daemon.spool_stored import stored_segments
 from pipeline.daemon.spooled import SpooledProbe, spooled_object, spooled_probe
 from pipeline.daemon.state import day_start
 from pipeline.warehouse import Lake, Warehouse, WarehouseError
@@ -108,7 +111,9 @@ def gather_status(config: Config, *, lock_wait_s: float = 10.0) -> DaemonStatus:
     # Rows stamped later (by a clock since set back) are not today's.
     tomorrow = today + timedelta(days=1)
     by_name = {p.name: ProviderStatus(p.name) for p in config.providers}
-    result = DaemonStatus(list(by_name.values()), pending_lines(config.warehouse.spool_dir))
+    result = DaemonStatus(list(by_name.values()), 0)
+    spool_dir = config.warehouse.spool_dir
+    stored: frozenset[Path] = frozenset()  # segments the kernel kept, rows in the warehouse
     location = config.warehouse.location
     warehouse = Warehouse(location, lock_wait_s=lock_wait_s)
     lost_by_session: dict[str, int] = {}
@@ -130,6 +135,7 @@ def gather_status(config: Config, *, lock_wait_s: float = 10.0) -> DaemonStatus:
             events = warehouse.query(_EVENT_SQL.format(host=host_where), [*host, now])
             quarantined = warehouse.query("SELECT count(*) AS n FROM quarantined_rows")
             lost = warehouse.query(_LOST_SQL.format(host=host_where), host)
+            stored = stored_segments(warehouse, waiting_segments(spool_dir))
         except WarehouseError as exc:
             result.warehouse_error = str(exc)
         else:
@@ -150,7 +156,9 @@ def gather_status(config: Config, *, lock_wait_s: float = 10.0) -> DaemonStatus:
                 e = events.row(0, named=True)
                 result.last_event = f"{e['kind']} at {e['occurred_at']:%Y-%m-%dT%H:%M:%SZ}"
                 result.last_event += f" (pid {e['pid']})"
-    spool = Spool(config.warehouse.spool_dir)
+    result.spool_depth = pending_lines(spool_dir, stored)
+    spool = Spool(spool_dir)
+    spool.stored = stored
     damaged = 0
     unreadable: list[SpoolError] = []
     for line in spool.iter_pending(unreadable):

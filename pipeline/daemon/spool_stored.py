@@ -1,0 +1,83 @@
+"""Which spool segments are already in the warehouse, seen from another process.
+
+The flush leaves a stored mark beside a segment the kernel will not delete, but a folder
+that refuses new files (read-only, ``chattr +i``, full) takes no mark either, and only
+the daemon remembers such a segment. ``nerfwatch status`` runs in another process: it
+asks the warehouse instead. A line is stored when its ``run_id`` (probe row) or
+``event_id`` (daemon event) is there, or when the flush quarantined it (its sha256, the
+key of ``quarantined_rows``); a segment is stored when all its complete lines are.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from pipeline.daemon.flush.segments import EVENT_TABLE, SPOOL_TABLE
+from pipeline.daemon.spool import Segment, SpoolError, numbered_lines
+from pipeline.warehouse import Warehouse
+
+__all__ = ["stored_segments"]
+
+_FOUND_SQL = """
+SELECT run_id AS key FROM probe_results WHERE run_id IN (SELECT unnest(?::VARCHAR[]))
+UNION ALL
+SELECT event_id FROM daemon_events WHERE event_id IN (SELECT unnest(?::VARCHAR[]))
+UNION ALL
+SELECT line_hash FROM quarantined_rows WHERE line_hash IN (SELECT unnest(?::VARCHAR[]))
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class _LineKeys:
+    """What a line is stored under: its id in its table, or its quarantine hash."""
+
+    probe_id: str | None
+    event_id: str | None
+    digest: str
+
+    def stored(self, found: set[str]) -> bool:
+        return bool({self.probe_id, self.event_id, self.digest} & found)
+
+
+def stored_segments(warehouse: Warehouse, segments: Iterable[Segment]) -> frozenset[Path]:
+    """The ``segments`` every complete line of which is in ``warehouse`` (one query).
+    A segment that cannot be read, or holds no complete line, is not reported stored.
+    Raises ``WarehouseError`` when the warehouse cannot be read."""
+    by_segment: dict[Path, list[_LineKeys]] = {}
+    for segment in segments:
+        try:
+            lines = numbered_lines(segment.path)
+        except SpoolError:
+            continue
+        if lines:
+            by_segment[segment.path] = [_line_keys(text) for _, text in lines]
+    if not by_segment:
+        return frozenset()
+    keys = [k for line_keys in by_segment.values() for k in line_keys]
+    params = [
+        [k.probe_id for k in keys if k.probe_id is not None],
+        [k.event_id for k in keys if k.event_id is not None],
+        [k.digest for k in keys],
+    ]
+    found = set(warehouse.query(_FOUND_SQL, params)["key"].to_list())
+    return frozenset(
+        path for path, line_keys in by_segment.items() if all(k.stored(found) for k in line_keys)
+    )
+
+
+def _line_keys(text: str) -> _LineKeys:
+    digest = hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()
+    try:
+        row = json.loads(text)
+    except ValueError:
+        return _LineKeys(None, None, digest)
+    if not isinstance(row, dict):
+        return _LineKeys(None, None, digest)
+    table, run_id, event_id = row.get(SPOOL_TABLE), row.get("run_id"), row.get("event_id")
+    probe_id = run_id if table is None and isinstance(run_id, str) else None
+    event = event_id if table == EVENT_TABLE and isinstance(event_id, str) else None
+    return _LineKeys(probe_id, event, digest)
