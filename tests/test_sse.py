@@ -140,3 +140,13 @@ def test_random_bytes_always_give_a_classified_row(
 
     assert asyncio.run(go()) in ERROR_CLASSES
     assert _parse(body, splits) == _parse(body)  # split points never change the events
+
+
+def test_an_event_of_many_data_lines_joins_them_in_order() -> None:
+    """Data lines are kept in joined runs (memory); the event is still every line, in
+    order, joined by one newline, across runs and across reads that split a line."""
+    lines = [f"line {i}" for i in range(1_000)]
+    raw = "".join(f"data: {line}\n" for line in lines).encode() + b"\n"
+    parser = SSEParser()
+    events = [e for k in range(0, len(raw), 7) for e in parser.feed(raw[k : k + 7])]
+    assert events == [Event("message", "\n".join(lines))]

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 __all__ = ["MAX_LINE_CHARS", "Comment", "Event", "LineTooLong", "SSEParser"]
 
 MAX_LINE_CHARS = 4_000_000  # no real event line comes near; an endless one must not grow
+DATA_RUN = 64  # data lines kept as separate strings before they are joined into one
 
 
 class LineTooLong(ValueError):
@@ -43,7 +44,11 @@ class SSEParser:
         self._pending = 0  # characters of the unfinished line
         self._parts: list[str] = []
         self._event = ""
+        # An event's data lines: runs of DATA_RUN lines already joined, then the latest.
+        # One str per line costs ~50 bytes of object for a short line, so a flood of
+        # ``data: xy`` lines that never dispatches would hold ~7x its bytes.
         self._data: list[str] = []
+        self._recent: list[str] = []
         self._has_data = False
         self._first = True
         self.bytes_seen = 0
@@ -106,16 +111,19 @@ class SSEParser:
         name, _, value = line.partition(":")
         value = value.removeprefix(" ")
         if name == "data":
-            self._data.append(value)
+            self._recent.append(value)
+            if len(self._recent) >= DATA_RUN:
+                self._data.append("\n".join(self._recent))
+                self._recent = []
             self._has_data = True
         elif name == "event":
             self._event = value
         return None  # id / retry / unknown fields are of no use to a probe
 
     def _dispatch(self) -> Event:
-        event = Event(self._event or "message", "\n".join(self._data))
+        event = Event(self._event or "message", "\n".join([*self._data, *self._recent]))
         self._reset()
         return event
 
     def _reset(self) -> None:
-        self._event, self._data, self._has_data = "", [], False
+        self._event, self._data, self._recent, self._has_data = "", [], [], False
