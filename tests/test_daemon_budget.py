@@ -295,8 +295,8 @@ def test_a_restart_counts_stored_probes_billed_without_usage_at_their_worst_case
                 break
             (result,) = probe_n(provider, probe)
             assert result.input_tokens is None and result.cost_usd is None
-            g.settle(reservation, result_usage(provider, result))
             result.started_at = day + timedelta(minutes=minute)  # the pinned day
+            g.settle(reservation, result_usage(provider, result))
             warehouse.insert_rows("probe_results", [result.as_row()], key="run_id")
             ran += 1
     # Before the restart each settled at its reservation; after it, each stored one counts
@@ -386,3 +386,39 @@ def test_a_run_shutdown_cut_off_mid_probe_counts_after_a_restart_as_it_settled(
     spent = DaySpend(warehouse, Spool(tmp_path / "spool"))(at.date(), {"alpha": spec.provider})
     settled = estimate(spec.provider, spec.probe)  # what one_run settles such a run at
     assert spent == {"alpha": Spend(settled.tokens, pytest.approx(settled.cost_usd))}
+
+
+@pytest.mark.parametrize("new_day_read", ["before its row", "at its settle"])
+def test_a_run_reserved_before_midnight_counts_on_the_day_its_row_is_stamped(
+    tmp_path: Path, new_day_read: str
+) -> None:
+    """Reserved at 23:59 and probed at 00:00:30 (it waited for a slot): its row is the new
+    day's, but the guard counted it on the old day, and the new day, first read before the
+    row was spooled, never did; the new day could spend past its cap by every run in
+    flight at midnight until a restart read the rows. Each day's spend in memory now
+    equals its stored spend, whether the new day is read before the row or at the settle."""
+    provider = make_config(tmp_path).provider("alpha")
+    warehouse = Warehouse(tmp_path / "w.duckdb")
+    warehouse.migrate()
+    spool = Spool(tmp_path / "spool")
+    spool.open()
+    day = [date(2026, 11, 20)]
+    guard = BudgetGuard(
+        BudgetConfig(total=BudgetLimits(daily_cost_usd=1.0)),
+        today=lambda: day[0],
+        load_day=DaySpend(warehouse, spool),
+    )
+    guard.use_prices([provider])
+    late = guard.reserve(provider, _probe("short", 900))
+    assert isinstance(late, Reservation) and late.day == date(2026, 11, 20)
+    day[0] = date(2026, 11, 21)
+    if new_day_read == "before its row":
+        assert guard.spent_by("alpha").cost_usd == 0.0
+    row = _used(datetime(2026, 11, 21, 0, 0, 30, tzinfo=UTC), 900, 0.0012, output=100)
+    asyncio.run(spool.append(row.to_json()))  # one_run spools the row, then settles
+    guard.settle(late, result_usage(provider, row))
+    for each in (date(2026, 11, 20), date(2026, 11, 21)):
+        day[0] = each
+        stored = DaySpend(warehouse, spool)(each, {"alpha": provider}).get("alpha", Spend())
+        assert guard.spent_by("alpha") == stored, each
+    spool.close()

@@ -7,14 +7,12 @@ than its target then settles at or below its reservation, so admitting a probe o
 while spend plus reservations fit the cap keeps the day's settled spend within it.
 Long-context probes may only spend up to ``long_share`` of a cap, so as the day's spend
 approaches the cap they stop first and the cheap short probes keep the time series
-alive. Days are UTC days.
+alive. Days are UTC days, and a run's spend counts on the day its row is stamped.
 
 A day's ledger starts from what is already stored for it (``load_day``: the warehouse
 and the spool, as at start-up), read the first time the guard is asked about that day,
 not only for the day the process started on: a clock days ahead at boot and corrected
-back later returns to a day whose spend this process never saw. A run reserved before
-midnight whose row is stamped after it then counts in both days, which errs towards
-the cap.
+back later returns to a day whose spend this process never saw.
 """
 
 from __future__ import annotations
@@ -50,6 +48,7 @@ class Spend:
     tokens: float = 0.0
     cost_usd: float = 0.0
     unknown: bool = False  # billed, but no usage came back: settle at the reservation
+    day: date | None = None  # the UTC day its row is stamped (None: the reservation's)
 
 
 @dataclass(slots=True)
@@ -127,8 +126,9 @@ def result_usage(provider: ProviderConfig, result: ProbeResult) -> Spend:
     probe function left it empty (same pricing code as ``probes.runner``). A probe the
     provider took but whose usage never came back is ``unknown``: settled at its
     reservation, not at nothing, since the provider may have billed it."""
+    day = result.started_at.astimezone(UTC).date()
     if _billed_without_usage(result):
-        return Spend(unknown=True)
+        return Spend(unknown=True, day=day)
     tokens = float((result.input_tokens or 0) + (result.output_tokens or 0))
     if result.cost_usd is None:
         result.cost_usd = cost_usd(
@@ -138,7 +138,7 @@ def result_usage(provider: ProviderConfig, result: ProbeResult) -> Spend:
             cached_tokens=result.cached_tokens,
             cache_write_tokens=result.cache_write_tokens,
         )
-    return Spend(tokens, result.cost_usd or 0.0)
+    return Spend(tokens, result.cost_usd or 0.0, day=day)
 
 
 def _today() -> date:
@@ -270,19 +270,29 @@ class BudgetGuard:
 
     def settle(self, reservation: Reservation, used: Spend | None) -> None:
         """Replace the reservation by what was really used (None: nothing was sent;
-        ``unknown``: sent, usage never reported, so the worst case reserved)."""
+        ``unknown``: sent, usage never reported, so the worst case reserved).
+
+        The spend counts on the day its row is stamped, as the stored spend does: a run
+        reserved before midnight that probed after it counted on the day before, and the
+        new day, read before its row was spooled, never counted it, so that day could
+        spend past its cap until a restart read the row. Its row is spooled before it
+        settles, so a day first read now already holds it."""
         self._roll()
-        ledger = self._ledger(reservation.day)  # its row is stamped that day
-        held = ledger.reserved.get(reservation.provider)
+        held = self._ledger(reservation.day).reserved.get(reservation.provider)
         if held is not None:
             held.tokens = max(held.tokens - reservation.tokens, 0.0)
             held.cost_usd = max(held.cost_usd - reservation.cost_usd, 0.0)
-        if used is not None and used.unknown:
+        if used is None:
+            return
+        day = used.day or reservation.day
+        if used.unknown:
             used = Spend(reservation.tokens, reservation.cost_usd)
-        if used is not None:
-            mine = ledger.spent.setdefault(reservation.provider, Spend())
-            mine.tokens += used.tokens
-            mine.cost_usd += used.cost_usd
+        if day not in self._days and self.load_day is not None:
+            self._ledger(day)  # read now, this run's row included
+            return
+        mine = self._ledger(day).spent.setdefault(reservation.provider, Spend())
+        mine.tokens += used.tokens
+        mine.cost_usd += used.cost_usd
 
     def spent_by(self, provider: str) -> Spend:
         """Today's settled spend of one provider."""

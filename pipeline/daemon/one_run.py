@@ -98,8 +98,9 @@ class Runs:
             if entry.phase in ("persisting", "persisted"):
                 return  # the shielded spool append completes on its own
             if entry.phase == "probing":
-                used = Spend(reservation.tokens, reservation.cost_usd)  # may have been billed
-                row = self._sink.bare_row(spec, datetime.now(UTC), "aborted", "shutdown")
+                now = datetime.now(UTC)  # may have been billed: counts on its row's day
+                used = Spend(reservation.tokens, reservation.cost_usd, day=now.date())
+                row = self._sink.bare_row(spec, now, "aborted", "shutdown")
             else:
                 row = self._sink.bare_row(spec, planned, "skipped", "shutdown")
             await self._sink.persist(row)
