@@ -30,7 +30,7 @@ from probes.adapters.state import StreamState, error_fields
 from probes.errors import classify
 from probes.ids import new_run_id
 from probes.pricing import cost_usd
-from probes.ratelimits import rate_limits, request_id, safe_headers
+from probes.ratelimits import WAIT_COLUMNS, rate_limits, request_id, safe_headers
 from probes.result import OUT_OF_RANGE, ProbeResult, mend_text, planned_row
 from probes.sanity import sanity_flags, stop_cause
 from probes.secrets import KEY_SHAPED, secrets_of_key
@@ -317,7 +317,7 @@ async def _attempt(
         attempted=answered,
     )
     for name in sorted(state.usage.out_of_range):  # as clamp_row flags what it clears
-        if name in _ROW_COUNTS or name == "retry_after_s":
+        if name in _ROW_COUNTS or name in WAIT_COLUMNS:
             result.sanity_flags.append(f"{OUT_OF_RANGE}:{name}")
     if state.usage.output_tokens == 0 and (answer.strip() or reasoning.strip()):
         result.sanity_flags.append(NO_OUTPUT_FLAG)
