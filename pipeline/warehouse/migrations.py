@@ -111,17 +111,13 @@ def apply_migrations(
     """Apply every migration not yet recorded, each in one transaction with its record.
 
     A migration that was applied and has changed since is refused: the database would
-    silently miss the change. Schema changes go in a new migration.
+    silently miss the change. Schema changes go in a new migration. A database that records
+    a migration this code does not have (written by a newer nerfwatch) is refused before
+    anything is written to it.
     """
-    for statement in translate(
-        "CREATE TABLE IF NOT EXISTS _migrations ("
-        " number INTEGER PRIMARY KEY, name VARCHAR NOT NULL,"
-        " applied_at TIMESTAMPTZ NOT NULL DEFAULT now(), checksum VARCHAR)"
-    ):
-        con.execute(statement)
-    done = dict(con.execute("SELECT number, checksum FROM _migrations").fetchall())
-    applied: list[str] = []
     migrations = migrations if migrations is not None else load_migrations()
+    done = _recorded(con, migrations, translate)
+    applied: list[str] = []
     for migration in migrations:
         if migration.number in done:
             recorded = done[migration.number]
@@ -146,6 +142,55 @@ def apply_migrations(
             raise SchemaError(f"migration {migration.name} failed: {exc}") from exc
         applied.append(migration.name)
     return applied
+
+
+def _recorded(
+    con: duckdb.DuckDBPyConnection, migrations: Sequence[Migration], translate: Translate
+) -> dict[int, str | None]:
+    """Each recorded migration's checksum (None: recorded before checksums, 7e7eb9d).
+
+    Creates ``_migrations`` on a new database and gives one written before checksums its
+    column, but only once the database is known not to be newer than this code.
+    """
+    columns = _columns(con, "_migrations")
+    if columns is None:
+        for statement in translate(
+            "CREATE TABLE IF NOT EXISTS _migrations ("
+            " number INTEGER PRIMARY KEY, name VARCHAR NOT NULL,"
+            " applied_at TIMESTAMPTZ NOT NULL DEFAULT now(), checksum VARCHAR)"
+        ):
+            con.execute(statement)
+        return {}
+    checksum = "checksum" if "checksum" in columns else "NULL"
+    rows = con.execute(f"SELECT number, name, {checksum} FROM _migrations").fetchall()
+    _refuse_newer(rows, migrations)
+    if checksum == "NULL":
+        for statement in translate("ALTER TABLE _migrations ADD COLUMN checksum VARCHAR"):
+            con.execute(statement)
+    return {number: digest for number, _, digest in rows}
+
+
+def _columns(con: duckdb.DuckDBPyConnection, table: str) -> list[str] | None:
+    """``table``'s column names, or None when it does not exist (works on a lake too)."""
+    try:
+        described = con.execute(f"SELECT * FROM {table} LIMIT 0").description
+    except duckdb.CatalogException:
+        return None
+    return [column[0] for column in described or []]
+
+
+def _refuse_newer(rows: Sequence[tuple[Any, ...]], migrations: Sequence[Migration]) -> None:
+    """A database migrated past this code's last migration is a newer nerfwatch's: its
+    schema may mean what this code cannot know, so nothing here may write to it."""
+    known = max((m.number for m in migrations), default=0)
+    newest = max(rows, key=lambda row: int(row[0]), default=None)
+    if newest is not None and int(newest[0]) > known:
+        last = next((m.name for m in migrations if m.number == known), "none")
+        raise SchemaError(
+            f"warehouse has schema version {int(newest[0]):03d} ({newest[1]}), written by a "
+            f"newer nerfwatch; this one knows up to {known:03d} ({last}). Upgrade nerfwatch "
+            "to open it; nothing was written to it"
+        )
 
 
 def _refresh(

@@ -1,0 +1,135 @@
+"""Upgrading with data in place: a warehouse and spool an older nerfwatch wrote.
+
+Old warehouses are rebuilt from ``tests/fixtures/upgrade/from_<commit>`` (each file's own
+DDL and rows, cut from a file that commit wrote; ``make_fixture.py`` says how), so no old
+code runs here: ace7eeb (schema 005, ``_migrations`` before its checksum column, a spool
+segment already stored) and 8a03f51 (schema 011, probes and daemon events still spooled).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import duckdb
+import pytest
+from typer.testing import CliRunner
+
+from pipeline.cli import app
+from pipeline.daemon.flush import Flusher, SegmentWriter
+from pipeline.daemon.spool import Spool
+from pipeline.warehouse import Warehouse
+from pipeline.warehouse.errors import WarehouseBusy, WarehouseError
+from pipeline.warehouse.migrations import load_migrations
+from tests.support.lock_holder import holding
+
+FIXTURES = Path(__file__).parent / "fixtures" / "upgrade"
+OLDEST = FIXTURES / "from_ace7eeb"
+OLD_SCHEMAS = {"from_ace7eeb": 5, "from_8a03f51": 11}  # each commit's last migration
+
+
+def _old_warehouse(folder: Path, fixture: Path = OLDEST) -> Path:
+    """An old file (its schema, views and ``_migrations`` as that version left them) and
+    its spool, in ``folder``."""
+    path = folder / "nerfwatch.duckdb"
+    con = duckdb.connect(str(path))
+    for statement in con.extract_statements((fixture / "schema.sql").read_text("utf-8")):
+        con.execute(statement)
+    for rows in sorted(fixture.glob("*.parquet")):
+        con.execute(f'INSERT INTO "{rows.stem}" SELECT * FROM read_parquet(?)', [str(rows)])
+    con.close()
+    shutil.copytree(fixture / "spool", folder / "spool")
+    return path
+
+
+def _ids(path: Path, sql: str) -> set[str]:
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        return {row[0] for row in con.execute(sql).fetchall()}
+    finally:
+        con.close()
+
+
+def _spooled(spool: Path, key: str) -> set[str]:
+    """The ``key`` of each spooled line that has one (``run_id``: probes; ``event_id``)."""
+    lines = (line for seg in spool.glob("seg-*.jsonl") for line in seg.read_text().splitlines())
+    return {row[key] for row in map(json.loads, lines) if key in row}
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _schema_version(path: Path) -> int:
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        return int(con.execute("SELECT max(number) FROM _migrations").fetchone()[0])  # type: ignore[index]
+    finally:
+        con.close()
+
+
+@pytest.mark.parametrize("fixture", sorted(OLD_SCHEMAS))
+def test_an_old_warehouse_and_spool_upgrade_keeping_every_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fixture: str
+) -> None:
+    path = _old_warehouse(tmp_path, FIXTURES / fixture)
+    stored = _ids(path, "SELECT run_id FROM probe_results")
+    events = _ids(path, "SELECT event_id FROM daemon_events")
+    spooled = _spooled(tmp_path / "spool", "run_id")
+    spooled_events = _spooled(tmp_path / "spool", "event_id")
+    assert stored and events and spooled
+
+    applied = Warehouse(path).migrate()
+    newest = load_migrations()[-1].number
+    assert [int(name[:3]) for name in applied] == list(range(OLD_SCHEMAS[fixture] + 1, newest + 1))
+    assert Warehouse(path).migrate() == []  # idempotent: a second open applies nothing
+
+    spool = Spool(tmp_path / "spool")
+    spool.open()
+    flusher = Flusher(spool, SegmentWriter(Warehouse(path), spool.directory))
+    outcome = flusher.flush_once()
+    flusher.close()
+    spool.close()
+    assert outcome.rows == len(spooled) + len(spooled_events)
+    assert _ids(path, "SELECT run_id FROM probe_results") == stored | spooled
+    assert _ids(path, "SELECT event_id FROM daemon_events") == events | spooled_events
+
+    monkeypatch.chdir(tmp_path)
+    query = "SELECT count(DISTINCT run_id) AS n FROM probe_results"
+    result = CliRunner().invoke(app, ["sql", query, "--db", str(path), "--format", "csv"])
+    assert result.exit_code == 0, result.output
+    assert result.output.split() == ["n", str(len(stored | spooled))]
+
+
+def test_a_warehouse_from_a_newer_nerfwatch_is_refused_and_left_untouched(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "newer.duckdb"
+    Warehouse(path).migrate()
+    known = load_migrations()[-1].number
+    con = duckdb.connect(str(path))
+    con.execute("INSERT INTO _migrations (number, name) VALUES (?, ?)", [known + 1, "from_later"])
+    con.close()
+    before = _digest(path)
+
+    with pytest.raises(WarehouseError) as caught:
+        Warehouse(path).migrate()
+    message = str(caught.value)
+    assert "\n" not in message
+    assert f"schema version {known + 1:03d}" in message
+    assert f"knows up to {known:03d}" in message
+    assert _digest(path) == before
+
+
+def test_an_upgrade_waits_for_a_reader_and_then_completes(tmp_path: Path) -> None:
+    path = _old_warehouse(tmp_path)
+    before = _digest(path)
+    # a `nerfwatch sql` or `duckdb -readonly` session holds the file
+    with holding(path, read_only=True), pytest.raises(WarehouseBusy) as caught:
+        Warehouse(path, lock_wait_s=0.2).migrate()
+    assert "\n" not in str(caught.value) and "is locked by process" in str(caught.value)
+    assert _digest(path) == before  # nothing half-written while the reader held it
+    Warehouse(path).migrate()
+    assert _schema_version(path) == load_migrations()[-1].number
