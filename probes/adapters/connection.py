@@ -1,9 +1,9 @@
 """What the connection under a send did: new or pooled, stale, refused, and where.
 
-A send that failed on a reused pooled connection before any response byte is a client
-artefact (the server had closed the socket after its previous response), so it earns one
-resend; a refused or unresolved connect is named by ``host:port`` only, never the URL's path
-or query, which may carry a key.
+A send that failed on a reused pooled connection before any response to it is a client
+artefact (the server had closed the socket after its previous response, or that response
+left bytes behind its stated length), so it earns one resend; a refused or unresolved
+connect is named by ``host:port`` only, never the URL's path or query, which may carry a key.
 """
 
 from __future__ import annotations
@@ -44,21 +44,23 @@ class Trace:
 
 
 def stale_pooled(exc: httpx.TransportError, trace: Trace) -> bool:
-    """A send that failed on a reused connection before any response byte: the server had
-    closed the pooled socket (some do after every response despite ``keep-alive``). That
-    is a client artefact, not a provider failure, so it earns one retry; nothing else does."""
-    if trace.reused is not True:
-        return False
-    if isinstance(exc, httpx.RemoteProtocolError):
-        return "without sending a response" in str(exc)
-    return True  # reset or broken pipe while sending or awaiting the status line
+    """A send that failed on a reused connection before any response to it: the server had
+    closed the pooled socket (some do after every response despite ``keep-alive``), or the
+    previous response left bytes on it past its ``Content-Length``, which then read as this
+    one's status line. Either is a client artefact, not a provider failure, so it earns one
+    resend on a new connection; nothing else does."""
+    del exc  # closed, reset, broken pipe or garbage before this request's status line
+    return trace.reused is True
 
 
 def stale_note(exc: httpx.TransportError, timeline: Timeline) -> str:
     after_ms = (now_ns() - (timeline.sent or now_ns())) / 1e6
+    why = "the server had closed"
+    if isinstance(exc, httpx.RemoteProtocolError) and "status line" in str(exc):
+        why = "holding bytes past the previous response's end"
     return (
         f"retried once on a new connection: {type(exc).__name__} after {after_ms:.1f} ms "
-        "on a reused connection the server had closed"
+        f"on a reused connection {why}"
     )
 
 
