@@ -191,3 +191,18 @@ def test_an_interim_response_before_the_answer_is_skipped(interim: str) -> None:
     result = _raw_probe(payload)
     assert (result.error_class, result.http_status) == ("ok", 200), result.error_detail
     assert result.response_text == "ANSWER: 4"
+
+
+@pytest.mark.parametrize(
+    ("payload", "seen"),
+    [
+        (b"SSH-2.0-OpenSSH_9.6\r\n", "disconnected without sending a response"),
+        (f"HTTP/1.1 abc {KEY}\r\n\r\n".encode(), "illegal status line"),
+    ],
+)
+def test_a_reply_that_is_not_http_says_what_came(payload: bytes, seen: str) -> None:
+    """It was 'connection_error: RemoteProtocolError' and nothing else, as for a reset."""
+    result = _raw_probe(payload)
+    assert (result.error_class, result.http_status) == ("connection_error", None)
+    detail = result.error_detail or ""
+    assert detail.startswith("RemoteProtocolError: ") and seen in detail, detail

@@ -182,13 +182,21 @@ async def execute(
         # Connection refused, reset, or closed mid-body. A close after the finish reason is
         # how some servers end a stream (no [DONE]); that is not a failure.
         if state.finish_reason is None or ex.status is None:
-            ex.failure, ex.detail = "connection_error", type(exc).__name__
+            ex.failure, ex.detail = "connection_error", _transport_detail(exc)
     except (ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
         ex.failure, ex.detail = "malformed_stream", f"unreadable response ({type(exc).__name__})"
     timeline.finish()
     if ex.connection_reused is None:
         ex.connection_reused = trace.reused
     return ex
+
+
+def _transport_detail(exc: httpx.TransportError) -> str:
+    """The error's type and, for a reply that broke HTTP (an SSH banner, a bad status line,
+    a chunk size that is not hex), what httpx saw; the runner masks any key in it."""
+    name = type(exc).__name__
+    seen = " ".join(str(exc).split())[:120]
+    return f"{name}: {seen}" if isinstance(exc, httpx.RemoteProtocolError) and seen else name
 
 
 def _open_after_finish(ex: Exchange, state: StreamState, why: str) -> None:
