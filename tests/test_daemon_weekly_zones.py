@@ -144,3 +144,27 @@ def test_the_job_id_is_the_weekly_report(tmp_path: Path) -> None:
     scheduler = SteppedScheduler(timezone=UTC)
     add_report_job(scheduler, _config(tmp_path, "UTC"), print, now=MONDAY)
     assert [job.id for job in scheduler.get_jobs()] == [JOB_ID]
+
+
+@pytest.mark.parametrize(
+    ("asleep", "week"), [(timedelta(hours=9), "2026-W04"), (timedelta(days=15), "2026-W06")]
+)
+def test_a_suspend_over_the_reports_hour_runs_it_once_on_resume(
+    tmp_path: Path, asleep: timedelta, week: str
+) -> None:
+    """The machine sleeps from Monday 07:00 UTC, an hour before the report. The old job
+    allowed an hour's lateness, so after nine hours it was dropped as a misfire: no report
+    that week. Now it runs once on resume, however many report times passed."""
+    fired: list[datetime] = []
+    before = datetime(2026, 1, 26, 7, 0, tzinfo=UTC)
+    with time_machine.travel(before, tick=False) as clock:
+        scheduler = SteppedScheduler(timezone=UTC)
+        add_report_job(scheduler, _config(tmp_path, "UTC"), lambda: fired.append(datetime.now(UTC)))
+        scheduler.start()
+        assert scheduler.step() == 3600  # asleep now, for the scheduler's whole wait
+        clock.move_to(before + asleep)
+        scheduler.step()
+        scheduler.step()
+        scheduler.shutdown()
+    assert fired == [before + asleep]
+    assert _reported(fired[0]) == week  # the last week ended by then

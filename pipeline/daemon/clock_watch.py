@@ -4,16 +4,24 @@ APScheduler plans runs in wall time but sleeps on the event loop's monotonic clo
 cannot tell a step from the passage of time: after a step back it waits, probing nothing,
 until the wall clock has caught up again. The watch compares how far each clock moved
 between two looks; a difference of more than ``tolerance_s`` is a step (NTP slews smaller
-offsets, and a stalled loop delays both clocks alike).
+offsets, and a stalled loop delays both clocks alike). A third clock tells a suspend
+from a step: ``CLOCK_BOOTTIME`` gains on the monotonic clock exactly the time slept, so a
+jump forward that it matches is logged as a suspend and resume, anything else as the wall
+clock being set (NTP, by hand).
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Callable
 
+from pipeline.daemon.suspend import slept_ns
+
 __all__ = ["ClockWatch"]
+
+log = logging.getLogger("nerfwatch.daemon")
 
 
 class ClockWatch:
@@ -27,18 +35,20 @@ class ClockWatch:
         tolerance_s: float = 1.0,
         wall: Callable[[], float] = time.time,
         monotonic: Callable[[], float] = time.monotonic,
+        slept: Callable[[], int] = slept_ns,
     ) -> None:
         self._on_step = on_step
         self._every_s = every_s
         self._tolerance_s = tolerance_s
         self._wall = wall
         self._monotonic = monotonic
-        self._last = (0.0, 0.0)
+        self._slept = slept
+        self._last = (0.0, 0.0, 0)
         self._handle: asyncio.TimerHandle | None = None
 
     def start(self) -> None:
         """Start looking (inside the running loop)."""
-        self._last = (self._wall(), self._monotonic())
+        self._last = (self._wall(), self._monotonic(), self._slept())
         self._handle = asyncio.get_running_loop().call_later(self._every_s, self._look)
 
     def stop(self) -> None:
@@ -47,9 +57,24 @@ class ClockWatch:
             self._handle = None
 
     def _look(self) -> None:
-        wall, mono = self._wall(), self._monotonic()
+        wall, mono, slept = self._wall(), self._monotonic(), self._slept()
         step = (wall - self._last[0]) - (mono - self._last[1])
-        self._last = (wall, mono)
+        asleep = (slept - self._last[2]) / 1e9
+        self._last = (wall, mono, slept)
         self._handle = asyncio.get_running_loop().call_later(self._every_s, self._look)
         if abs(step) > self._tolerance_s:
+            self._explain(step, asleep)
             self._on_step(step)
+
+    def _explain(self, step: float, asleep: float) -> None:
+        """One line saying what moved the wall clock."""
+        if asleep > self._tolerance_s and abs(step - asleep) <= self._tolerance_s:
+            log.warning("machine resumed after a suspend of %.0f s", asleep)
+        elif asleep > self._tolerance_s:
+            log.warning(
+                "machine resumed after a suspend of %.0f s, and the wall clock was set %+.0f s",
+                asleep,
+                step - asleep,
+            )
+        else:
+            log.warning("wall clock set %+.0f s while the machine ran (NTP or by hand)", step)

@@ -83,7 +83,9 @@ def add_report_job(
         trigger,
         id=JOB_ID,
         name=JOB_ID,
-        misfire_grace_time=3600,
+        # However late (a suspend over the report's hour, a stalled loop): one run on
+        # resume, coalesced, rather than a week without a report.
+        misfire_grace_time=None,
         coalesce=True,
         max_instances=1,
         replace_existing=True,

@@ -48,6 +48,7 @@ from pipeline.daemon.schedule import JobSpec, RunRequest, job_specs
 from pipeline.daemon.spool import Spool, SpoolError
 from pipeline.daemon.startup import row_writer, serve_metrics, warm_start
 from pipeline.daemon.stopper import Stopper
+from pipeline.daemon.suspend import SuspendAware
 from pipeline.daemon.tasks import BackgroundTasks
 from pipeline.daemon.workers import ProbeWorkers
 from pipeline.warehouse import Lake
@@ -170,7 +171,11 @@ class Daemon:
         )
         self._sender = AlertSender(self.config.alerts, client=self._client, flusher=self.flusher)
         self._runs = Runs(
-            self._gate, probe, self._sink, metrics=self.metrics, after_result=self._alert
+            self._gate,
+            SuspendAware(probe),  # a probe the machine slept through has no valid timings
+            self._sink,
+            metrics=self.metrics,
+            after_result=self._alert,
         )
         return SchedulerBridge(
             on_run=self._on_trigger,
