@@ -58,6 +58,16 @@ def _spooled(spool: Path, key: str) -> set[str]:
     return {row[key] for row in map(json.loads, lines) if key in row}
 
 
+def _columns(path: Path) -> set[tuple[str, str, str]]:
+    """Every table column with its type: what the code may read or write."""
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        query = "SELECT table_name, column_name, data_type FROM duckdb_columns() WHERE NOT internal"
+        return set(con.execute(query).fetchall())
+    finally:
+        con.close()
+
+
 def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -85,6 +95,8 @@ def test_an_old_warehouse_and_spool_upgrade_keeping_every_row(
     newest = load_migrations()[-1].number
     assert [int(name[:3]) for name in applied] == list(range(OLD_SCHEMAS[fixture] + 1, newest + 1))
     assert Warehouse(path).migrate() == []  # idempotent: a second open applies nothing
+    Warehouse(tmp_path / "new.duckdb").migrate()
+    assert _columns(path) == _columns(tmp_path / "new.duckdb")  # as if made by today's code
 
     spool = Spool(tmp_path / "spool")
     spool.open()

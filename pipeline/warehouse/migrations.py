@@ -117,6 +117,7 @@ def apply_migrations(
     """
     migrations = migrations if migrations is not None else load_migrations()
     done = _recorded(con, migrations, translate)
+    _complete_unchecked(con, done, migrations, translate)
     applied: list[str] = []
     for migration in migrations:
         if migration.number in done:
@@ -168,6 +169,46 @@ def _recorded(
         for statement in translate("ALTER TABLE _migrations ADD COLUMN checksum VARCHAR"):
             con.execute(statement)
     return {number: digest for number, _, digest in rows}
+
+
+# Migrations whose file was edited in place before checksums existed (7e7eb9d): a database
+# that recorded them then (checksum NULL) may have the earlier text, so it gets what the
+# edits added. 004 gained change_points.detected_at (914339b) and phases.start_lo/_hi
+# (b8daffc); without them analysis failed on a warehouse from ace7eeb.
+_EDITED_BEFORE_CHECKSUMS: dict[int, tuple[str, ...]] = {
+    4: (
+        "ALTER TABLE change_points ADD COLUMN IF NOT EXISTS detected_at TIMESTAMPTZ",
+        "ALTER TABLE phases ADD COLUMN IF NOT EXISTS start_lo TIMESTAMPTZ",
+        "ALTER TABLE phases ADD COLUMN IF NOT EXISTS start_hi TIMESTAMPTZ",
+    ),
+}
+
+
+def _complete_unchecked(
+    con: duckdb.DuckDBPyConnection,
+    done: dict[int, str | None],
+    migrations: Sequence[Migration],
+    translate: Translate,
+) -> None:
+    """Bring each migration recorded without a checksum to its current text and record the
+    checksum, one transaction each (no other file changed before checksums existed)."""
+    for migration in migrations:
+        if migration.number not in done or done[migration.number] is not None:
+            continue
+        con.execute("BEGIN TRANSACTION")
+        try:
+            for statement in _EDITED_BEFORE_CHECKSUMS.get(migration.number, ()):
+                for translated in translate(statement):
+                    con.execute(translated)
+            con.execute(
+                "UPDATE _migrations SET checksum = ? WHERE number = ?",
+                [_digest(migration.sql), migration.number],
+            )
+            con.execute("COMMIT")
+        except duckdb.Error as exc:
+            rollback(con)
+            raise SchemaError(f"completing migration {migration.name} failed: {exc}") from exc
+        done[migration.number] = _digest(migration.sql)
 
 
 def _columns(con: duckdb.DuckDBPyConnection, table: str) -> list[str] | None:
