@@ -69,7 +69,7 @@ def test_traffic_moved_to_another_upstream_fires_and_is_said_in_words(
     page = _render(warehouse, tmp_path, WEEK, END)
     sign = _sign(warehouse)
     assert sign["fires"], sign
-    assert "upstream mix by day blocks" in sign["test"], sign
+    assert "upstream mix by day (AR(1) across days)" in sign["test"], sign
     # 20 % to 91 % of calls on 3 days, hourly probes drawn call by call: far beyond
     # the baseline days' spread, so p is tiny even times 5 tests
     assert sign["pvalue"] < 1e-6, sign

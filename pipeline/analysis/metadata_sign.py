@@ -75,7 +75,10 @@ def metadata_signs(rows: pl.DataFrame, end: datetime) -> list[SignResult]:
         detail = "; ".join(parts) or _UNCHANGED[mixed]
         test = "new values; Mann-Whitney x families, Bonferroni"
         if mixed:  # only routers that name their upstreams: the others read as before
-            test = "new values; Mann-Whitney x families; upstream mix by day blocks; Bonferroni"
+            test = (
+                "new values; Mann-Whitney x families; upstream mix by day (AR(1) across days); "
+                "Bonferroni"
+            )
         effect = _effect(changes)
         out.append(
             SignResult(
