@@ -146,6 +146,12 @@ SELECT provider, context_class, any_value(n) AS n,
 FROM ranked GROUP BY ALL ORDER BY provider, context_class
 """
 
+_MODEL_NAMES = """
+SELECT provider, model, count(*) AS n, min(started_at) AS first_at, max(started_at) AS last_at
+FROM probe_results WHERE started_at >= ? AND started_at < ?
+GROUP BY ALL ORDER BY provider, first_at
+"""
+
 _HOUR_OF_WEEK = """
 SELECT provider, (isodow(started_at) - 1) AS dow, hour(started_at) AS hod,
        count(ttft_ms) AS n, median(ttft_ms) AS ttft
@@ -231,6 +237,7 @@ class ReportData:
     last_before: datetime | None = None  # the last probe before the history window, if any
     site_stats: pl.DataFrame = field(default_factory=pl.DataFrame)  # per provider and site
     median_bounds: pl.DataFrame = field(default_factory=pl.DataFrame)  # this week's TTFT p50 CI
+    model_names: pl.DataFrame = field(default_factory=pl.DataFrame)  # per provider this week
 
     @property
     def provider_names(self) -> list[str]:
@@ -332,6 +339,7 @@ def _load(read: _Reader, week: IsoWeek, now: datetime) -> ReportData:
         last_before=read(_LAST_BEFORE, [history[0]])["last_at"][0],
         site_stats=read(_SITE_STATS, this_week),
         median_bounds=read(_MEDIAN_BOUNDS, this_week),
+        model_names=read(_MODEL_NAMES, this_week),
     )
 
 
