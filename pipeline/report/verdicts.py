@@ -23,6 +23,7 @@ from pipeline.report.context import SignView, Verdict
 from pipeline.report.data import ReportData
 from pipeline.report.failing_now import failing_now
 from pipeline.report.last_day import expected_gap, last_day, provisional_note
+from pipeline.report.model_names import model_names_this_week
 from pipeline.report.severity import SeverityBasis, describe, severity_basis
 from pipeline.report.upstream_words import mix_windows, served_by
 
@@ -299,6 +300,13 @@ def _readiness(data: ReportData, provider: str) -> str:
     if covered >= MIN_BASELINE_HOURS:
         return ""
     probes = int(hours["n"].sum()) if hours.height else 0
+    if probes and not covered:  # more probes that fail would not help: answers would
+        return (
+            f"None of its {fmt.count(probes, 'probe')} so far has answered a short-context "
+            f"probe. Phases compare against a baseline of at least {MIN_BASELINE_HOURS} "
+            "hours with short-context answers, so until it answers there is nothing to "
+            f"judge {provider} against."
+        )
     missing = MIN_BASELINE_HOURS - covered
     return (
         f"So far {fmt.count(probes, 'probe')}, with a short-context answer in "
@@ -353,7 +361,8 @@ def _verdict(data: ReportData, provider: str, model: str) -> Verdict:
     if failing is None or not_probed_lately(data, provider):  # an old outage is no "now"
         return verdict
     # the phase's stage is still told, as what the phases (days long) say of the stretch
-    since = f"{verdict.status} phase {verdict.since}".strip()
+    told = verdict.tone != "unknown"  # "Not enough data yet" is no phase to name
+    since = f"{verdict.status} phase {verdict.since}".strip() if told else verdict.since
     return replace(verdict, tone="bad", status="Failing now", since=since, failing=failing.words())
 
 
@@ -361,6 +370,7 @@ def _phase_verdict(data: ReportData, provider: str, model: str) -> Verdict:
     outlook = _readiness(data, provider)
     # Without a baseline the analysis's phases and change points are noise, not news.
     changes = ([] if outlook else _analysis_changes(data, provider)) + _week_changes(data, provider)
+    changes = model_names_this_week(data, provider) + changes
     if not changes:
         probed = data.week_stats.filter(pl.col("provider") == provider).height > 0
         changes = ["No notable change this week." if probed else "No probes this week."]
