@@ -95,7 +95,9 @@ def test_synchronization_test_equals_the_rolled_loop() -> None:
 
 def test_online_alarms_are_those_of_the_former_loop() -> None:
     """Pinned: the alarms the numpy-scalar loop raised on this series (AR(1) noise, two
-    steps, 150 missing hours), recorded before the loop moved to Python floats."""
+    steps, 150 missing hours), recorded before the loop moved to Python floats; re-pinned
+    when a re-learned level became self-starting (online.py): both steps at the same hours,
+    907, 1621 and 1862 gone, 1022 -> 1024, one new at 1693."""
     rng = np.random.default_rng(7)
     n = 24 * 120
     x = np.zeros(n)
@@ -107,8 +109,8 @@ def test_online_alarms_are_those_of_the_former_loop() -> None:
     x[rng.integers(0, n, size=150)] = np.nan
     alarms = online_alarms(x * 0.1 + 5.0, baseline_n=24 * 28, target_arl0=24 * 30)
     assert [(a.index, a.start, a.direction) for a in alarms] == [
-        (707, 695, 1), (907, 900, 1), (1022, 1013, -1), (1351, 1342, -1), (1504, 1501, 1),
-        (1621, 1616, -1), (1862, 1844, 1), (2201, 2198, -1), (2440, 2433, 1),
+        (707, 695, 1), (1024, 1013, -1), (1351, 1342, -1), (1504, 1501, 1),
+        (1693, 1680, -1), (2201, 2198, -1), (2440, 2433, 1),
     ]  # fmt: skip
 
 

@@ -123,12 +123,18 @@ def test_an_empty_cusum_baseline_is_refused_rather_than_looping() -> None:
 
 
 def test_cusum_false_alarm_rate_is_calibrated() -> None:
+    """200 series, each with its own baseline: one long series rests on one draw of the
+    baseline's scale, which alone moved its mean gap by 2x. Measured 1.35x the target (the
+    threshold is never below normal theory, and re-learning leaves 48 values unwatched);
+    the old chart (a fixed 48-value level, the normal-theory threshold) read 0.90x."""
     rng = np.random.default_rng(6)
     target = 500
-    x = rng.normal(size=200_000)
-    alarms = online_alarms(x, baseline_n=500, target_arl0=target)
-    mean_gap = x.size / max(len(alarms), 1)
-    assert 0.5 * target < mean_gap < 3 * target
+    alarms = monitored = 0
+    for _ in range(200):
+        x = rng.normal(size=5000)
+        alarms += len(online_alarms(x, baseline_n=500, target_arl0=target))
+        monitored += x.size - 500
+    assert 1.0 * target < monitored / alarms < 1.6 * target
 
 
 def test_cusum_detects_a_shift_quickly() -> None:

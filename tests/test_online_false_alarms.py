@@ -62,7 +62,7 @@ def _changeless(per_hour: int, rng: np.random.Generator, days: int = 40) -> np.n
 def test_heavy_tailed_changeless_series_alarm_near_their_target() -> None:
     """One probe an hour: the old chart (normal-theory threshold, raw residuals) alarmed 6.7x
     its target on these seeded series (296 alarms for 44 expected; a 10x outlier crossed it
-    alone); now 52. Bound: 1.6x the target's count. (At 12 probes/h the excess came with the
+    alone); now 50. Bound: 1.6x the target's count. (At 12 probes/h the excess came with the
     deseasonalising, too slow to test here: benchmarks/bench_online_false_alarms.py.)"""
     rng = np.random.default_rng(2027)
     alarms = monitored = 0
