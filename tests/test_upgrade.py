@@ -11,6 +11,8 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import duckdb
@@ -145,3 +147,22 @@ def test_an_upgrade_waits_for_a_reader_and_then_completes(tmp_path: Path) -> Non
     assert _digest(path) == before  # nothing half-written while the reader held it
     Warehouse(path).migrate()
     assert _schema_version(path) == load_migrations()[-1].number
+
+
+_CRASH_AFTER_CHECKSUMS = """
+import os, sys, duckdb
+from pipeline.warehouse.migrations import apply_migrations, load_migrations
+con = duckdb.connect(sys.argv[1])
+apply_migrations(con, load_migrations()[:{old}])  # only the checksum bookkeeping to do
+os._exit(0)  # as SIGKILL would: no close, no checkpoint; the WAL stays
+"""
+
+
+def test_a_crash_after_adding_checksums_leaves_a_file_that_opens(tmp_path: Path) -> None:
+    path = _old_warehouse(tmp_path)
+    script = _CRASH_AFTER_CHECKSUMS.format(old=OLD_SCHEMAS[OLDEST.name])
+    subprocess.run([sys.executable, "-c", script, str(path)], check=True, timeout=120)
+    assert path.with_name(path.name + ".wal").exists()  # the reopen replays it
+    Warehouse(path).migrate()  # on the old code: "Failure while replaying WAL file"
+    assert _schema_version(path) == load_migrations()[-1].number
+    assert _ids(path, "SELECT number FROM _migrations WHERE checksum IS NULL") == set()

@@ -40,6 +40,10 @@ __all__ = [
 # A schema statement -> the statements a backend runs for it.
 Translate = Callable[[str], list[str]]
 
+_MIGRATIONS_COLUMNS = (
+    "(number INTEGER PRIMARY KEY, name VARCHAR NOT NULL,"
+    " applied_at TIMESTAMPTZ NOT NULL DEFAULT now(), checksum VARCHAR)"
+)
 _MIGRATION_NAME = re.compile(r"^(?P<number>\d{3})_(?P<name>[a-z0-9_]+)\.sql$")
 
 
@@ -155,20 +159,37 @@ def _recorded(
     """
     columns = _columns(con, "_migrations")
     if columns is None:
-        for statement in translate(
-            "CREATE TABLE IF NOT EXISTS _migrations ("
-            " number INTEGER PRIMARY KEY, name VARCHAR NOT NULL,"
-            " applied_at TIMESTAMPTZ NOT NULL DEFAULT now(), checksum VARCHAR)"
-        ):
+        for statement in translate(f"CREATE TABLE IF NOT EXISTS _migrations {_MIGRATIONS_COLUMNS}"):
             con.execute(statement)
         return {}
     checksum = "checksum" if "checksum" in columns else "NULL"
     rows = con.execute(f"SELECT number, name, {checksum} FROM _migrations").fetchall()
     _refuse_newer(rows, migrations)
     if checksum == "NULL":
-        for statement in translate("ALTER TABLE _migrations ADD COLUMN checksum VARCHAR"):
-            con.execute(statement)
+        _add_checksums(con, translate)
     return {number: digest for number, _, digest in rows}
+
+
+def _add_checksums(con: duckdb.DuckDBPyConnection, translate: Translate) -> None:
+    """Give a ``_migrations`` from before checksums its column by copying it, in one
+    transaction. Not ALTER TABLE ADD COLUMN: DuckDB 1.5 cannot replay that from its WAL on a
+    table with a ``DEFAULT now()`` ("Failure while replaying WAL file ...
+    GetDefaultDatabase"), so a crash before the next checkpoint left a file nothing opens."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        for statement in [
+            f"CREATE TABLE _migrations_checked {_MIGRATIONS_COLUMNS}",
+            "INSERT INTO _migrations_checked"
+            " SELECT number, name, applied_at, NULL FROM _migrations",
+            "DROP TABLE _migrations",
+            "ALTER TABLE _migrations_checked RENAME TO _migrations",
+        ]:
+            for translated in translate(statement):
+                con.execute(translated)
+        con.execute("COMMIT")
+    except duckdb.Error as exc:
+        rollback(con)
+        raise SchemaError(f"adding checksums to _migrations failed: {exc}") from exc
 
 
 # Migrations whose file was edited in place before checksums existed (7e7eb9d): a database
