@@ -71,3 +71,22 @@ def test_a_provider_name_in_a_tooltip_is_escaped(warehouse: Warehouse, tmp_path:
     figure = _heatmap(page)
     assert "<title>a&lt;b&gt;&amp;c, " in figure, figure[-1500:]
     assert "<b>&c" not in page
+
+
+def test_a_long_name_is_cut_to_fit_its_panel() -> None:
+    """A 70-character name ran across the next panel's title."""
+    long = "a-very-long-provider-name-for-the-eu-west-region-enterprise-tier-backup"
+    cells = [(d, h) for d in range(7) for h in range(24)]
+    how = pl.DataFrame(
+        {
+            "provider": [p for p in (long, "b") for _ in cells],
+            "dow": [d for _ in range(2) for d, _h in cells],
+            "hod": [h for _ in range(2) for _d, h in cells],
+            "n": [20] * (2 * len(cells)),
+            "ttft": [400.0] * (2 * len(cells)),
+        }
+    )
+    drawn = heatmap_figure(how, [long, "b"])
+    assert drawn is not None
+    titles = [ax.get_title() for ax in drawn[0].axes[:2]]
+    assert titles == [long[:35] + "…", "b"], titles

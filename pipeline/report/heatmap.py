@@ -27,6 +27,7 @@ __all__ = ["MIN_CELL_PROBES", "HourGrid", "heatmap_chart", "heatmap_figure", "ho
 MIN_CELL_PROBES = 10
 _DAYS = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
 _THIN_FILL = "#f3f4f6"
+_TITLE_CHARS = 36
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +66,11 @@ def _usable(how: pl.DataFrame) -> pl.DataFrame:
     return how.filter(pl.col("ttft").is_finite() & (pl.col("ttft") > 0))
 
 
+def _short_name(provider: str) -> str:
+    """A panel title that fits its panel (a long name ran into the next one)."""
+    return provider if len(provider) <= _TITLE_CHARS else provider[: _TITLE_CHARS - 1] + "…"
+
+
 def heatmap_figure(how: pl.DataFrame, providers: list[str]) -> tuple[Figure, list[str]] | None:
     """The figure, and one tooltip per thin cell in the order of their gids ``thin-<i>``."""
     how = _usable(how)
@@ -92,7 +98,7 @@ def heatmap_figure(how: pl.DataFrame, providers: list[str]) -> tuple[Figure, lis
             ax.add_patch(cell)
             answers = f"{n} answer" + ("" if n == 1 else "s")
             tips.append(f"{provider}, {_DAYS[day]} {hour:02d}h UTC: {answers}, too few")
-        ax.set_title(plain(provider), fontsize=8.5)
+        ax.set_title(plain(_short_name(provider)), fontsize=8.5)
         ax.set_yticks(np.arange(7) + 0.5, _DAYS, fontsize=7)
         ax.set_xticks([0, 6, 12, 18, 24], ["0h", "6h", "12h", "18h", "24h"], fontsize=7)
         ax.set_xlim(0, 24)
