@@ -84,7 +84,7 @@ class Daemon:
         self.alerts = AlertEvaluator(config.alerts)
         self._site = config.warehouse.site
         self._tasks = BackgroundTasks()
-        self._events = SessionEvents(self.held_rows, stats.session_id, self._tasks)
+        self._events = SessionEvents(self.held_rows, stats.session_id, self._tasks, site=self._site)
         self._stopper = Stopper(
             stats, install_signals=tuning.install_signals, on_reload=self.reload
         )

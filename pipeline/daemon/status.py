@@ -9,7 +9,6 @@ the file too long, the spool part still answers.
 
 from __future__ import annotations
 
-import socket
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -20,6 +19,7 @@ from pipeline.daemon.spool import Spool, SpoolError, pending_lines, waiting_segm
 from pipeline.daemon.spool_stored import stored_segments
 from pipeline.daemon.spooled import SpooledProbe, spooled_object, spooled_probe
 from pipeline.daemon.state import day_start
+from pipeline.daemon.status_events import read_site_events
 from pipeline.warehouse import Lake, Warehouse, WarehouseError
 
 __all__ = ["DaemonStatus", "ProviderStatus", "gather_status"]
@@ -64,18 +64,6 @@ SELECT provider,
   count(*) FILTER (WHERE started_at > ?) AS ahead
 FROM probe_results WHERE source = 'live' {site} GROUP BY provider
 """
-
-_LOST_SQL = """
-SELECT session_id, max(rows_lost) AS lost FROM daemon_events {host} GROUP BY session_id
-"""
-
-# After the wall clock stepped back, the newest events are stamped before older ones:
-# the latest event not stamped in the future is the truer "last" one.
-_EVENT_SQL = """
-SELECT kind, occurred_at, pid, detail FROM daemon_events {host}
-ORDER BY occurred_at <= ? DESC, occurred_at DESC LIMIT 1
-"""
-
 
 _AHEAD = timedelta(minutes=1)  # sites' clocks may differ by this much without a note
 
@@ -123,25 +111,21 @@ def gather_status(config: Config, *, lock_wait_s: float = 10.0) -> DaemonStatus:
     elif isinstance(location, Path) and not location.exists():
         result.notes.append(f"no warehouse yet at {location}")
     else:
-        # Several sites share a lake: this site's probes, and the daemon events of this
-        # host (an event names its host, not its site), not the last of any site's.
+        # Several sites share a lake: this site's probes, not the last of any site's.
         shared = isinstance(location, Lake)
         site = [config.warehouse.site] if shared else []
-        host = [socket.gethostname()] if shared else []
         site_sql = _SQL.format(site="AND probe_site = ?" if shared else "")
-        host_where = "WHERE host = ?" if shared else ""
         try:
             frame = warehouse.query(site_sql, [*[today, tomorrow] * 3, now + _AHEAD, *site])
-            events = warehouse.query(_EVENT_SQL.format(host=host_where), [*host, now])
+            events = read_site_events(warehouse, config, now)
             quarantined = warehouse.query("SELECT count(*) AS n FROM quarantined_rows")
-            lost = warehouse.query(_LOST_SQL.format(host=host_where), host)
             stored = stored_segments(warehouse, waiting_segments(spool_dir))
         except WarehouseError as exc:
             result.warehouse_error = str(exc)
         else:
             result.quarantined = int(quarantined["n"][0])
-            for row in lost.iter_rows(named=True):
-                lost_by_session[row["session_id"]] = row["lost"] or 0
+            result.last_event = events.last_event
+            lost_by_session.update(events.lost_by_session)
             for row in frame.iter_rows(named=True):
                 status = by_name.setdefault(row["provider"], ProviderStatus(row["provider"]))
                 status.last_probe_at = row["last_probe_at"]
@@ -152,10 +136,6 @@ def gather_status(config: Config, *, lock_wait_s: float = 10.0) -> DaemonStatus:
                 status.today_tokens = int(row["today_tokens"])
                 status.today_skipped = int(row["today_skipped"])
                 ahead += int(row["ahead"])
-            if events.height:
-                e = events.row(0, named=True)
-                result.last_event = f"{e['kind']} at {e['occurred_at']:%Y-%m-%dT%H:%M:%SZ}"
-                result.last_event += f" (pid {e['pid']})"
     result.spool_depth = pending_lines(spool_dir, stored)
     spool = Spool(spool_dir)
     spool.stored = stored

@@ -86,6 +86,7 @@ EVENT_SCHEMA: dict[str, str] = {
     "pid": "INTEGER",
     "nerfwatch_version": "VARCHAR",
     "rows_lost": "BIGINT",
+    "site": "VARCHAR",
 }
 
 
