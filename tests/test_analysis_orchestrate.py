@@ -4,6 +4,7 @@ changes exposed for alerts; and the ``nerfwatch analyze`` command on a file."""
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import duckdb
 import pytest
 from typer.testing import CliRunner
 
+from pipeline.analysis.metric_rows import ONLINE_ARL0_HOURS, ONLINE_K
 from pipeline.analysis.orchestrate import run_analysis
 from pipeline.analysis.phase_changes import phase_changes_since
 from pipeline.cli import app
@@ -36,6 +38,8 @@ def test_run_writes_every_table_under_one_id(history: Warehouse) -> None:
     aid = run_analysis(history)
     run = history.query("SELECT * FROM analysis_runs WHERE analysis_id = ?", [aid])
     assert run["status"][0] == "done" and run["until"][0] is not None
+    params = json.loads(run["params"][0])  # what a rerun needs to reproduce the alarms
+    assert params["online_arl0_hours"] == ONLINE_ARL0_HOURS and params["online_k"] == ONLINE_K
     tables = ["seasonality", "hour_of_week", "change_points", "phases", "degraded_probability"]
     tables += ["warning_signs", "release_cycles", "cycle_tests"]
     for table in tables:

@@ -18,7 +18,7 @@ import polars as pl
 from pipeline.analysis.answer_distribution import fixed_prompt_shifts
 from pipeline.analysis.compute import compute
 from pipeline.analysis.metadata_sign import metadata_signs
-from pipeline.analysis.metric_rows import ONLINE_ARL0_HOURS
+from pipeline.analysis.metric_rows import ONLINE_ARL0_HOURS, ONLINE_K
 from pipeline.analysis.paired_items import paired_tests
 from pipeline.analysis.schemas import ANALYSIS_RUNS
 from pipeline.analysis.series import (
@@ -90,7 +90,12 @@ def run_analysis(
     # those against the run whose id sorts just before (phase_changes_since)
     latest = warehouse.query("SELECT max(analysis_id) AS id FROM analysis_runs")["id"][0]
     analysis_id = new_run_id(after=latest)
-    params = {"source": source, "seed": seed, "online_arl0_hours": ONLINE_ARL0_HOURS}
+    params = {
+        "source": source,
+        "seed": seed,
+        "online_arl0_hours": ONLINE_ARL0_HOURS,
+        "online_k": ONLINE_K,
+    }
     warehouse.insert_frame(
         "analysis_runs",
         pl.DataFrame(
