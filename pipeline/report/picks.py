@@ -147,6 +147,8 @@ def _pick(data: ReportData, cls: str) -> Recommendation:
     pool = _with_bounds(data, pool, cls)
     leader = pool.row(0, named=True)
     basis = "not in a degradation phase" if healthy.height else "every provider is degraded"
+    if data.analysis_run is None:  # no phases at all: "not degraded" would be a guess
+        basis = "not analysed yet, so whether it is degraded is unknown"
     tied = [r for r in list(pool.iter_rows(named=True))[1:] if _overlaps(leader, r)]
     if tied:
         both = [leader, *tied]
@@ -154,10 +156,10 @@ def _pick(data: ReportData, cls: str) -> Recommendation:
             cls,
             None,
             f"{', '.join(str(r['provider']) for r in both)} are "
-            f"{basis if healthy.height else 'all degraded'} and within 2 points of the best "
-            "availability, and their median TTFTs are tied within the 95 % intervals ("
+            f"{_plural(basis) if healthy.height else 'all degraded'} and within 2 points of "
+            "the best availability, and their median TTFTs are tied within the 95 % intervals ("
             + "; ".join(f"{r['provider']} {_median(r)}" for r in both)
-            + "). Either will do."
+            + ("). Either will do." if len(both) == 2 else "). Any of them will do.")
             + _left_out_words(left),
             tied=tuple(str(r["provider"]) for r in both),
         )
@@ -170,6 +172,10 @@ def _pick(data: ReportData, cls: str) -> Recommendation:
         f"{_median(leader)} this week{ahead} (the fastest among those within 2 points of "
         f"the best availability).{_left_out_words(left)}",
     )
+
+
+def _plural(basis: str) -> str:
+    return basis.replace("whether it is", "whether they are")
 
 
 def _overlaps(leader: dict[str, Any], other: dict[str, Any]) -> bool:
