@@ -40,7 +40,7 @@ def test_a_month_of_probes_gives_the_ratio_with_an_interval_that_holds_it(
     warehouse: Warehouse, tmp_path: Path
 ) -> None:
     line = _rhythm_line(warehouse, tmp_path, 30)
-    size = re.search(r"×(\d+\.\d+), 95 % interval ×(\d+\.\d+)–×(\d+\.\d+)\)", line)
+    size = re.search(r"×(\d+\.\d+), 95 % interval \(conservative\) ×(\d+\.\d+)–×(\d+\.\d+)\)", line)
     assert size, line
     ratio, lo, hi = (float(v) for v in size.groups())
     assert lo <= ratio <= hi and lo <= PLANTED <= hi, line

@@ -87,12 +87,14 @@ def cycle_findings(data: ReportData) -> list[str]:
 
 
 def _rhythm_size(row: dict[str, Any]) -> str:
-    """Peak over trough with its 95 % interval (resampled days); under a week of data the
-    resampling understates the spread, so no interval is stored and none is claimed."""
+    """Peak over trough with a conservative 95 % interval (every curve inside a band over
+    resampled days: it held the truth in 200 of 200 seeds, so it is wider than it must be);
+    under a week of data the resampling understates the spread, so no interval is stored
+    and none is claimed."""
     lo, hi = row.get("peak_to_trough_lo"), row.get("peak_to_trough_hi")
     if lo is None or hi is None:
         return f"×{row['peak_to_trough']:.2f}; under a week of data, no interval"
-    return f"×{row['peak_to_trough']:.2f}, 95 % interval ×{lo:.2f}–×{hi:.2f}"
+    return f"×{row['peak_to_trough']:.2f}, 95 % interval (conservative) ×{lo:.2f}–×{hi:.2f}"
 
 
 def rhythm_note(data: ReportData) -> str:
