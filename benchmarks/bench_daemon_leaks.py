@@ -17,7 +17,11 @@ trend (pooled connections come and go); 18 threads throughout; the flush process
 at start, 373-409 from 500 probes on, no trend (DuckDB's buffers). With --trace (15 jobs,
 3,013 probes) the only growing site in the daemon's heap is the start-lag samples
 (bridge.py, ~32 bytes a run), a deque capped at 200,000 (about 6 MB): growth that levels
-off by design. No leak found at this length; a slower one would need a longer run.
+off by design. A longer run at load 7 (30 jobs, 15,002 probes in 254 s, no run skipped):
+RSS 211.8, 213.1 (1,500), 214.7 (6,000), 215.3 (10,500), 215.9 MiB (15,000), the slope
+falling (+0.36, +0.13, +0.13 MiB per 1,000 over those spans); fds 27-35 and 17 threads
+without trend; the flush process 393-425 MiB, noisy, as its table grew by 15,000 rows. No
+leak found at this length; a slower one would need a longer run.
 
     uv run python benchmarks/bench_daemon_leaks.py [--probes 5000] [--every 500]
         [--jobs 30] [--interval 0.5] [--probe-threads 2] [--trace]
