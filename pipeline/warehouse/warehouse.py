@@ -28,6 +28,7 @@ from pipeline.warehouse.migrations import (
     Migration,
     SchemaError,
     apply_migrations,
+    load_migrations,
     refresh_bundled,
     refresh_views,
 )
@@ -81,6 +82,7 @@ class Warehouse:
         self.resident = resident
         self._migrations = migrations
         self._migrated = False
+        self._schema_read = False  # a reader has looked at an existing file's migrations
 
     @property
     def where(self) -> str:
@@ -106,10 +108,27 @@ class Warehouse:
     @contextmanager
     def connect(self, *, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
         """A short-lived connection; the schema is brought up to date first."""
-        if (read_only and not self._store.exists()) or (not read_only and not self._migrated):
+        missing = read_only and not self._store.exists()
+        if missing or (not self._migrated and (not read_only or self._behind())):
             self.migrate()
         with self._store.connect(read_only=read_only) as con:
             yield con
+
+    def _behind(self) -> bool:
+        """Whether an existing warehouse lacks one of this code's migrations (read once per
+        instance). After an upgrade a reader (``report``, ``sql``) would fail on a missing
+        table or column, so it migrates first, as any writer would; a newer warehouse is
+        not behind and stays read-only."""
+        if self._schema_read:
+            return False
+        try:
+            with self._store.connect(read_only=True) as con:
+                applied = _applied_migrations(con)
+        except duckdb.Error:  # unreadable now (a lake's data away): the read says so itself
+            return False
+        self._schema_read = True
+        known = self._migrations if self._migrations is not None else load_migrations()
+        return any(m.number not in applied for m in known)
 
     def close(self) -> None:
         """Drop any instance kept between operations (a later one starts afresh)."""
