@@ -8,6 +8,7 @@ segment already stored) and 8a03f51 (schema 011, probes and daemon events still 
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import shutil
@@ -20,11 +21,13 @@ import pytest
 from typer.testing import CliRunner
 
 from pipeline.cli import app
+from pipeline.daemon import Daemon, DaemonError, DaemonTuning
 from pipeline.daemon.flush import Flusher, SegmentWriter
 from pipeline.daemon.spool import Spool
 from pipeline.warehouse import Warehouse
 from pipeline.warehouse.errors import WarehouseBusy, WarehouseError
 from pipeline.warehouse.migrations import load_migrations
+from tests.support.daemon import make_config
 from tests.support.lock_holder import holding
 
 FIXTURES = Path(__file__).parent / "fixtures" / "upgrade"
@@ -134,6 +137,29 @@ def test_a_warehouse_from_a_newer_nerfwatch_is_refused_and_left_untouched(
     assert "\n" not in message
     assert f"schema version {known + 1:03d}" in message
     assert f"knows up to {known:03d}" in message
+    assert _digest(path) == before
+
+
+def test_a_daemon_on_a_newer_warehouse_refuses_to_start(tmp_path: Path) -> None:
+    """After a downgrade no flush could ever store a row: the daemon says so and exits 1
+    before any probe, rather than spool for ever (on the old code it logged 'not migrated
+    yet' and ran on, probing, every flush failing)."""
+    config = make_config(tmp_path)
+    path = config.warehouse.location
+    assert isinstance(path, Path)
+    Warehouse(path).migrate()
+    known = load_migrations()[-1].number
+    con = duckdb.connect(str(path))
+    con.execute("INSERT INTO _migrations (number, name) VALUES (?, ?)", [known + 1, "from_later"])
+    con.close()
+    before = _digest(path)
+    daemon = Daemon(config, tuning=DaemonTuning(install_signals=False, schedule_report=False))
+    with pytest.raises(DaemonError) as caught:
+        asyncio.run(asyncio.wait_for(daemon.run(), 60))
+    message = str(caught.value)
+    assert "\n" not in message and message.startswith(str(path)), message
+    assert f"schema version {known + 1:03d}" in message and f"up to {known:03d}" in message
+    assert daemon.stats.scheduled == 0
     assert _digest(path) == before
 
 

@@ -17,6 +17,7 @@ from pipeline.daemon.flush import Flusher, FlushProcess, RowWriter, SegmentWrite
 from pipeline.daemon.metrics import Metrics
 from pipeline.daemon.spool import Spool
 from pipeline.warehouse import Warehouse, WarehouseError
+from pipeline.warehouse.migrations import NewerSchema
 from probes.sizing import CharsPerToken
 
 __all__ = ["row_writer", "serve_metrics", "warm_start"]
@@ -72,6 +73,8 @@ async def warm_start(
     try:
         await asyncio.to_thread(patient.migrate)
     except WarehouseError as exc:
+        if isinstance(exc.__cause__, NewerSchema):  # no flush could ever store a row
+            raise DaemonError(f"{patient.where}: {exc}") from exc
         log.warning("warehouse not migrated yet (%s); will retry at flush", exc)
     outcome = await asyncio.to_thread(flusher.flush_once)
     if outcome.rows:

@@ -28,6 +28,7 @@ from pipeline.warehouse.transactions import rollback
 
 __all__ = [
     "Migration",
+    "NewerSchema",
     "SchemaError",
     "Translate",
     "apply_migrations",
@@ -49,6 +50,10 @@ _MIGRATION_NAME = re.compile(r"^(?P<number>\d{3})_(?P<name>[a-z0-9_]+)\.sql$")
 
 class SchemaError(Exception):
     """A migration, view or reference file that cannot be applied."""
+
+
+class NewerSchema(SchemaError):
+    """The warehouse was migrated by a newer nerfwatch (a downgrade): nothing may write."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,7 +253,7 @@ def _refuse_newer(rows: Sequence[tuple[Any, ...]], migrations: Sequence[Migratio
     newest = max(rows, key=lambda row: int(row[0]), default=None)
     if newest is not None and int(newest[0]) > known:
         last = next((m.name for m in migrations if m.number == known), "none")
-        raise SchemaError(
+        raise NewerSchema(
             f"warehouse has schema version {int(newest[0]):03d} ({newest[1]}), written by a "
             f"newer nerfwatch; this one knows up to {known:03d} ({last}). Upgrade nerfwatch "
             "to open it; nothing was written to it"
