@@ -396,11 +396,16 @@ def _phase_verdict(data: ReportData, provider: str, model: str) -> Verdict:
     basis = severity_basis(_hours(data, provider), phase, phase["end_at"] or data.now)
     judged = grade(_evidence(data, provider, phase, basis))
     details = "; ".join(x for x in (judged.details, qvalues) if x)
+    tone, status = _tone(phase), STAGES.get(phase["stage"], str(phase["stage"]))
+    symptoms = [s for s in signs if s.label != SIGNS["no_official_word"]]
+    if tone == "ok" and symptoms:  # a green "Stable" card above "Dumber answers" reads false
+        tone = "warn"
+        status = f"{status} phase, but {_count(len(symptoms), 'warning sign')} firing"
     return Verdict(
         provider,
         model,
-        _tone(phase),
-        STAGES.get(phase["stage"], str(phase["stage"])),
+        tone,
+        status,
         _since(data, phase),
         describe(phase, basis),
         judged.words,
@@ -409,6 +414,10 @@ def _phase_verdict(data: ReportData, provider: str, model: str) -> Verdict:
         "",
         details,
     )
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def verdicts(data: ReportData) -> list[Verdict]:
