@@ -120,15 +120,22 @@ def test_an_old_warehouse_and_spool_upgrade_keeping_every_row(
     assert result.output.split() == ["n", str(len(stored | spooled))]
 
 
-def test_a_warehouse_from_a_newer_nerfwatch_is_refused_and_left_untouched(
-    tmp_path: Path,
-) -> None:
-    path = tmp_path / "newer.duckdb"
+def _newer_warehouse(path: Path) -> int:
+    """A warehouse one migration past this code's last, as a newer nerfwatch leaves it;
+    returns this code's last migration number."""
     Warehouse(path).migrate()
     known = load_migrations()[-1].number
     con = duckdb.connect(str(path))
     con.execute("INSERT INTO _migrations (number, name) VALUES (?, ?)", [known + 1, "from_later"])
     con.close()
+    return known
+
+
+def test_a_warehouse_from_a_newer_nerfwatch_is_refused_and_left_untouched(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "newer.duckdb"
+    known = _newer_warehouse(path)
     before = _digest(path)
 
     with pytest.raises(WarehouseError) as caught:
@@ -147,11 +154,7 @@ def test_a_daemon_on_a_newer_warehouse_refuses_to_start(tmp_path: Path) -> None:
     config = make_config(tmp_path)
     path = config.warehouse.location
     assert isinstance(path, Path)
-    Warehouse(path).migrate()
-    known = load_migrations()[-1].number
-    con = duckdb.connect(str(path))
-    con.execute("INSERT INTO _migrations (number, name) VALUES (?, ?)", [known + 1, "from_later"])
-    con.close()
+    known = _newer_warehouse(path)
     before = _digest(path)
     daemon = Daemon(config, tuning=DaemonTuning(install_signals=False, schedule_report=False))
     with pytest.raises(DaemonError) as caught:
