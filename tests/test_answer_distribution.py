@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
@@ -49,6 +50,8 @@ def test_without_a_drift_baseline_the_g_test_is_the_sign() -> None:
     (sign,) = with_fixed_prompt([], shifts, END)
     assert sign.sign == SIGN and sign.worse and sign.pvalue < 0.001
     assert sign.detail.startswith("answers to the fixed_prompt question: TV 0.")
+    # the counts say what they count
+    assert re.search(r"baseline \(\d+ answers\) and the last 3 days \(\d+ answers\)", sign.detail)
 
 
 def test_with_a_drift_baseline_both_tests_share_one_bonferroni_p() -> None:

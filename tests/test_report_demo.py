@@ -40,6 +40,7 @@ def test_demo_end_to_end(tmp_path: Path) -> None:
         section,
     ), section
     assert "<strong>nova</strong>: Answers to fixed questions as before" in section
+    assert "TV is the total variation distance" in section  # the lines' unit, said once
     # The report covers the live run, on a Monday too (the default week is last week).
     live = (
         "SELECT min(started_at) AS a, max(started_at) AS b FROM probe_results WHERE source = 'live'"

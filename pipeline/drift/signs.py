@@ -145,7 +145,8 @@ def _answers_text(shift: AnswerShift) -> str:
     tv = f"{shift.tv:.3g}" if near else f"{shift.tv:.2f}"
     text = (
         f"answers to the fixed_prompt question: TV {tv} between the baseline "
-        f"({shift.n_baseline}) and the last 3 days ({shift.n_recent}), G-test p={shift.p_value:.2g}"
+        f"({shift.n_baseline} answers) and the last 3 days ({shift.n_recent} answers), "
+        f"G-test p={shift.p_value:.2g}"
     )
     if shift.tv < MIN_ANSWER_TV and shift.p_value < _SMALL_P:
         text += f" (detectable, but under the TV {MIN_ANSWER_TV:.2f} reported as a change)"
