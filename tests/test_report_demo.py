@@ -31,6 +31,10 @@ def test_demo_end_to_end(tmp_path: Path) -> None:
     assert report.exists() and report.parent == folder / "reports"
     html = report.read_text(encoding="utf-8")
     assert 'id="synthetic-banner"' in html and "Not analysed yet" not in html
+    # the first line over the cards: kestrel (quantized, its signs firing) first, then picks
+    short = re.search(r'id="in-short"><strong>In short.</strong> ([^<]*)</p>', html)
+    assert short and re.match(r"(Needs attention|Watch): kestrel \(", short[1]), short
+    assert "Send traffic to " in short[1], short[1]
     # kestrel is in its quantized phase today: the fixed questions say so, the others not
     section = html[html.index('id="fixed-answers"') :]
     section = section[: section.index("</ul>")]

@@ -13,6 +13,7 @@ from pipeline.report.context import AnalysisInfo, Chart, ReportContext, Section
 from pipeline.report.data import ReportData
 from pipeline.report.fixed_answers import fixed_answers
 from pipeline.report.heatmap import heatmap_chart
+from pipeline.report.in_short import in_short
 from pipeline.report.sites import sites_view
 from pipeline.report.timeline import Timeline
 from pipeline.report.weeks import IsoWeek
@@ -122,6 +123,7 @@ def build_context(data: ReportData, *, generated_at: datetime) -> ReportContext:
     window = timeline(data)
     last_day = week.end - timedelta(days=1)
     provider_verdicts = verdicts.verdicts(data)
+    traffic = picks.recommendations(data)
     return ReportContext(
         title=f"nerfwatch weekly report {week.label}",
         week=week.label,
@@ -133,7 +135,8 @@ def build_context(data: ReportData, *, generated_at: datetime) -> ReportContext:
         providers=data.provider_names,
         analysis=_analysis_info(data),
         verdicts=provider_verdicts,
-        recommendations=picks.recommendations(data),
+        recommendations=traffic,
+        in_short=in_short(provider_verdicts, traffic),
         comparison=tables.comparison(data),
         sections=_sections(data, window),
         cycle=tables.cycle_rows(

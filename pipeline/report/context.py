@@ -184,6 +184,7 @@ class ReportContext:
     fixed_answers: list[FixedAnswersView] = field(default_factory=list)
     sites: list[SitesView] = field(default_factory=list)  # two probe sites or more
     all_failing: str = ""  # every provider failing at once (``all_failing``), or ""
+    in_short: str = ""  # the cards and picks in one sentence (``in_short``), or ""
 
     @property
     def empty(self) -> bool:
