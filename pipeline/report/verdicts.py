@@ -115,18 +115,29 @@ _SIGN_UNITS = {
 }
 
 
+def _in_100(share: float) -> str:
+    return f"{share * 100:+.0f}"
+
+
 def _answers_effect(row: dict[str, Any]) -> str:
-    """A drift baseline's sign has a first-token distance over the expected with its range;
-    the fixed_prompt G-test alone has only the distance between the two windows."""
+    """A drift baseline's sign has a TV over the expected with its range; the fixed_prompt
+    G-test alone has only the TV between the two windows. TV (total variation) is the share
+    of answers that would have to change for two distributions to match, so it is told as
+    answers in 100 (the "Same model name" section's reading), with TV after it."""
     effect, lo, hi = row["effect"], row["effect_lo"], row["effect_hi"]
     if not fmt.known(effect):
         return "the answers to fixed questions changed"
     if fmt.known(lo) and fmt.known(hi):
+        more = "more" if effect >= 0 else "fewer"
         return (
-            f"first-token distance {effect:+.2f} over the expected (95\u00a0% range "
-            f"{lo:+.2f} to {hi:+.2f})"
+            f"{abs(effect) * 100:.0f} in 100 {more} first answer tokens to fixed questions "
+            "differ from the accepted baseline than sampling alone explains (95\u00a0% "
+            f"range {_in_100(lo)} to {_in_100(hi)} in 100; TV {effect:+.2f} over the expected)"
         )
-    return f"answer distance {effect:.2f} between the windows (total variation)"
+    return (
+        f"{effect * 100:.0f} in 100 answers to fixed questions would have to change to "
+        f"match the earlier window (TV {effect:.2f})"
+    )
 
 
 def _sign_effect(row: dict[str, Any]) -> str:
