@@ -16,8 +16,9 @@ auth               key missing, invalid, expired, not allowed
 bad_request        the request was refused as invalid (4xx, unknown model, redirects)
 context_overflow   the prompt exceeds the model's window
 content_filter     moderation refused the prompt or cut the answer
-malformed_stream   undecodable events, or the stream ended without a finish signal
-connection_error   connection refused, reset or dropped mid-response
+malformed_stream   undecodable events, or the stream ended without a finish signal; also a
+                   reply that is not HTTP (or not TLS): something else is listening
+connection_error   connection refused, reset or dropped (nothing, or nothing more, came)
 response_too_large the answer passed the probe's byte cap (a flood, a decompression bomb)
 truncated          the answer stopped at the output-token limit
 context_full       the answer stopped because prompt and output filled the context window

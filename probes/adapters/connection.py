@@ -4,20 +4,39 @@ A send that failed on a reused pooled connection before any response to it is a 
 artefact (the server had closed the socket after its previous response, or that response
 left bytes behind its stated length), so it earns one resend; a refused or unresolved
 connect is named by ``host:port`` only, never the URL's path or query, which may carry a key.
+
+A server that answers with bytes that are not an HTTP reply (an SSH banner, a TLS alert,
+noise) is told apart from one that accepted and closed in silence by counting what the
+connection this request opened received: httpcore reports both as "disconnected without
+sending a response" when the bytes hold no complete header block.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
+import re
 import socket
+import ssl
 from typing import Any
 
 import httpx
 
 from probes.timing import Timeline, now_ns
 
-__all__ = ["Trace", "connect_failure", "host_port", "stale_note", "stale_pooled"]
+__all__ = [
+    "Trace",
+    "connect_failure",
+    "host_port",
+    "not_http",
+    "stale_note",
+    "stale_pooled",
+    "tls_mismatch",
+]
+
+HEAD_KEPT = 64  # first bytes of a new connection kept to tell what answered
+SAMPLE_BYTES = 40  # of them, named in the detail
 
 
 class Trace:
@@ -27,16 +46,37 @@ class Trace:
         self.seen = False
         self.connected = False
         self.connecting = False  # inside TCP connect or TLS handshake
+        self.received = 0  # bytes read on the connection this request opened
+        self.head = b""  # the first of them
 
     async def __call__(self, name: str, info: dict[str, Any]) -> None:
-        del info
         self.seen = True
         if name.startswith(("connection.connect_tcp", "connection.start_tls")):
             self.connected = True
             self.connecting = name.endswith(".started")
+        if name in ("connection.connect_tcp.complete", "connection.start_tls.complete"):
+            self._count_reads(info.get("return_value"))
+
+    def _count_reads(self, stream: Any) -> None:
+        """Wrap the new stream's ``read`` (httpcore's network stream; after TLS, the
+        decrypted one), so a failure before any response can say whether bytes came."""
+        read = getattr(stream, "read", None)
+        if read is None:
+            return
+
+        async def counted(max_bytes: int, timeout: float | None = None) -> bytes:
+            data: bytes = await read(max_bytes, timeout)
+            if self.received < HEAD_KEPT:
+                self.head += data[: HEAD_KEPT - self.received]
+            self.received += len(data)
+            return data
+
+        with contextlib.suppress(AttributeError):  # a stream with __slots__: the count stays 0
+            stream.read = counted
 
     def reset(self) -> None:
         self.seen = self.connected = self.connecting = False
+        self.received, self.head = 0, b""
 
     @property
     def reused(self) -> bool | None:
@@ -86,3 +126,41 @@ def connect_failure(exc: httpx.ConnectError, url: httpx.URL) -> str:
     else:
         reason = "no connection"
     return f"ConnectError: cannot connect to {host_port(url)} ({reason})"
+
+
+# The start of a status line ("HTTP/1.1 200"), or any prefix of one the close cut short.
+_STATUS_START = re.compile(rb"HTTP/[0-9](\.[0-9])? [0-9]{3}[ \r\n]")
+_PROTOCOL_FAILURES = (httpx.RemoteProtocolError, httpx.ReadError)
+
+
+def _status_prefix(head: bytes) -> bool:
+    sample = b"HTTP/1.1 200 "
+    return bool(_STATUS_START.match(head)) or sample.startswith(head[: len(sample)])
+
+
+def not_http(exc: httpx.TransportError, trace: Trace, url: httpx.URL) -> str | None:
+    """What answered instead of HTTP, or None: bytes that do not begin a status line, or
+    a status line h11 refused; a reply cut inside a valid head is a drop, not this. Only
+    the first bytes are named (printable, cut), never the request."""
+    if not isinstance(exc, _PROTOCOL_FAILURES) or trace.received == 0:
+        return None
+    cut = isinstance(exc, httpx.ReadError) or "without sending a response" in str(exc)
+    if cut and _status_prefix(trace.head):
+        return None
+    sample = trace.head[:SAMPLE_BYTES]
+    if trace.received > len(sample):  # a word cut here could be part of a key: drop it
+        sample = re.sub(rb"\S+\Z", b"", sample)
+    seen = sample.decode("ascii", "backslashreplace")
+    return f"not an HTTP reply from {host_port(url)}: {trace.received} bytes beginning {seen!r}"
+
+
+def tls_mismatch(exc: httpx.ConnectError, url: httpx.URL) -> str | None:
+    """A TLS handshake the server did not speak (a plain-HTTP port behind an https URL),
+    or None; a certificate the client refused is a different failure and not this."""
+    cause: BaseException | None = exc
+    while cause is not None and not isinstance(cause, ssl.SSLError):
+        cause = cause.__cause__ or cause.__context__
+    if cause is None or isinstance(cause, ssl.SSLCertVerificationError):
+        return None
+    why = getattr(cause, "reason", None) or type(cause).__name__
+    return f"not a TLS reply from {host_port(url)}: the handshake failed ({why})"

@@ -43,8 +43,10 @@ from probes.adapters.connection import (
     Trace,
     connect_failure,
     host_port,
+    not_http,
     stale_note,
     stale_pooled,
+    tls_mismatch,
 )
 from probes.adapters.sse import LineTooLong
 from probes.adapters.state import StreamState
@@ -177,11 +179,18 @@ async def execute(
     except (httpx.UnsupportedProtocol, httpx.LocalProtocolError) as exc:
         ex.failure, ex.detail = "bad_request", f"{type(exc).__name__}: request not sendable"
     except httpx.ConnectError as exc:
-        ex.failure, ex.detail = "connection_error", connect_failure(exc, http_request.url)
+        # Something that does not speak TLS answered: unreadable, not absent.
+        mismatch = tls_mismatch(exc, http_request.url)
+        ex.failure = "connection_error" if mismatch is None else "malformed_stream"
+        ex.detail = mismatch or connect_failure(exc, http_request.url)
     except httpx.TransportError as exc:
         # Connection refused, reset, or closed mid-body. A close after the finish reason is
-        # how some servers end a stream (no [DONE]); that is not a failure.
-        if state.finish_reason is None or ex.status is None:
+        # how some servers end a stream (no [DONE]); that is not a failure. Bytes that were
+        # no HTTP reply mean something else is listening: unreadable, not a drop.
+        alien = not_http(exc, trace, http_request.url) if ex.status is None else None
+        if alien is not None:
+            ex.failure, ex.detail = "malformed_stream", alien
+        elif state.finish_reason is None or ex.status is None:
             ex.failure, ex.detail = "connection_error", _transport_detail(exc)
     except (ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
         ex.failure, ex.detail = "malformed_stream", f"unreadable response ({type(exc).__name__})"

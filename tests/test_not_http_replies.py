@@ -1,0 +1,128 @@
+"""Something listening that does not speak HTTP is told apart from nothing listening.
+
+Real sockets on loopback: an SSH server's banner (sent on accept, before the request), a
+TLS alert answering a plain-HTTP request, noise, and a plain-HTTP server behind an https
+URL are ``malformed_stream`` (something answered, unreadably); a refused port, a silent
+close and a status line cut by the close stay ``connection_error``.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+
+import pytest
+
+from probes.result import ProbeResult
+from tests.support.probing import loopback_provider, probe_n, short_probe
+
+KEY = "sk-nothttp-0123456789abcdefghijklmnop"
+KEY_ENV = "NW_NOT_HTTP_TEST_KEY"
+JOIN_S = 30.0
+
+
+@pytest.fixture(autouse=True)
+def _key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(KEY_ENV, KEY)
+
+
+@contextmanager
+def _talker(on_accept: bytes, after_request: bytes) -> Iterator[int]:
+    """One connection: write ``on_accept`` at once (as SSH does), wait for the client's
+    first bytes, write ``after_request``, close."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(JOIN_S)
+
+    def serve() -> None:
+        try:
+            conn, _ = listener.accept()
+        except OSError:
+            return
+        with conn:
+            conn.settimeout(JOIN_S)
+            if on_accept:
+                conn.sendall(on_accept)
+            try:
+                conn.recv(65536)
+                if after_request:
+                    conn.sendall(after_request)
+            except OSError:
+                pass  # the client gave up first; what it saw is the test's business
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield listener.getsockname()[1]
+    finally:
+        listener.close()
+        thread.join(JOIN_S)
+        assert not thread.is_alive(), f"the test server did not stop within {JOIN_S} s"
+
+
+def _probe(port: int, scheme: str = "http") -> ProbeResult:
+    provider = loopback_provider(port, api_key_env=KEY_ENV)
+    provider = replace(provider, base_url=f"{scheme}://127.0.0.1:{port}/v1")
+    (result,) = probe_n(provider, short_probe(timeout_s=4.0, read_timeout_s=2.0))
+    assert KEY not in result.to_json(), "the API key reached the row"
+    return result
+
+
+@pytest.mark.parametrize(
+    ("on_accept", "after_request", "seen"),
+    [
+        (b"SSH-2.0-OpenSSH_9.6\r\n", b"Invalid SSH identification string.\r\n", "SSH-2.0"),
+        (b"SSH-2.0-OpenSSH_9.6\r\n", b"", "SSH-2.0"),  # banner, then a silent close
+        (b"", b"\x15\x03\x03\x00\x02\x02\x46", "\\x15\\x03\\x03"),  # TLS alert record
+        (b"", bytes(range(7, 200)), "\\x07\\x08"),
+        (b"", b"220 mail.example ESMTP ready\r\n", "220 mail"),
+    ],
+    ids=["ssh-banner", "ssh-banner-then-close", "tls-alert", "noise", "smtp-greeting"],
+)
+def test_a_reply_that_is_not_http_is_unreadable_not_absent(
+    on_accept: bytes, after_request: bytes, seen: str
+) -> None:
+    with _talker(on_accept, after_request) as port:
+        result = _probe(port)
+    assert (result.error_class, result.http_status) == ("malformed_stream", None), (
+        result.error_detail
+    )
+    detail = result.error_detail or ""
+    assert detail.startswith(f"not an HTTP reply from 127.0.0.1:{port}"), detail
+    assert seen in detail, detail
+
+
+def test_a_plain_http_server_behind_an_https_url_is_not_tls() -> None:
+    reply = b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+    with _talker(b"", reply) as port:
+        result = _probe(port, scheme="https")
+    assert result.error_class == "malformed_stream", result.error_detail
+    assert (result.error_detail or "").startswith(f"not a TLS reply from 127.0.0.1:{port}")
+
+
+@pytest.mark.parametrize(
+    ("after_request", "seen"),
+    [
+        (b"", "disconnected without sending a response"),
+        (b"HTTP/1.1 200 OK\r\ncontent-ty", "disconnected without sending a response"),
+        (b"HTTP/1", "disconnected without sending a response"),
+    ],
+    ids=["silent-close", "head-cut-by-close", "status-line-cut-by-close"],
+)
+def test_a_close_before_or_inside_a_valid_head_is_still_a_drop(
+    after_request: bytes, seen: str
+) -> None:
+    with _talker(b"", after_request) as port:
+        result = _probe(port)
+    assert (result.error_class, result.http_status) == ("connection_error", None)
+    assert seen in (result.error_detail or ""), result.error_detail
+
+
+def test_nothing_listening_is_a_refused_connection() -> None:
+    with socket.create_server(("127.0.0.1", 0)) as spare:
+        port = spare.getsockname()[1]  # closed on leaving: nothing listens there now
+    result = _probe(port)
+    assert result.error_class == "connection_error", result.error_detail
+    assert "connection refused" in (result.error_detail or ""), result.error_detail
