@@ -1,9 +1,9 @@
 """Wire shapes no test server of ours sent before: SSE ``id:``/``retry:`` fields, ``data:``
 without its space, an event cut into one-byte chunks, JSON with duplicated keys or ``NaN``,
-an error object in the first line of a 200, a truncated gzip body, an HTTP/1.0 body ended by
-the close, a ``Content-Length`` that lies either way, a reset mid-answer, interim ``100``
-and ``103`` responses. Each is real HTTP on loopback through ``run_probe`` and must end as
-one classified row within the probe's deadline, with the key nowhere in it."""
+an error object in the first line of a 200, a gzip or deflate body cut short, an HTTP/1.0
+body ended by the close, a ``Content-Length`` that lies either way, a reset mid-answer,
+interim ``100`` and ``103`` responses. Each is real HTTP on loopback through ``run_probe``
+and must end as one classified row within the probe's deadline, with the key nowhere in it."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import socket
 import struct
 import threading
 import time
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -77,8 +78,8 @@ def _raw(payload: bytes, end: str = "close") -> Iterator[int]:
         assert not thread.is_alive(), "the raw server did not stop"
 
 
-def _run(port: int, n: int = 1) -> list[ProbeResult]:
-    probe = short_probe(timeout_s=DEADLINE_S, read_timeout_s=2.0)
+def _run(port: int, n: int = 1, *, stream: bool = True) -> list[ProbeResult]:
+    probe = short_probe(timeout_s=DEADLINE_S, read_timeout_s=2.0, stream=stream)
     started = time.monotonic()
     results = probe_n(loopback_provider(port, api_key_env=KEY_ENV), probe, n)
     took = time.monotonic() - started
@@ -134,13 +135,54 @@ def test_an_error_object_in_the_first_line_of_a_200_is_the_providers_error() -> 
     assert result.score_strict is None
 
 
-def test_a_truncated_gzip_body_is_not_an_answer() -> None:
-    packed = gzip.compress(ANSWER_DONE)
-    body = packed[: len(packed) // 2]  # cut inside the compressed data, trailer gone
-    head = f"{SSE_HEAD}content-encoding: gzip\r\n"
-    result = _raw_probe(_http11(body, head))
-    assert result.error_class in ("malformed_stream", "connection_error"), result.error_detail
+GZIP_HEAD = f"{SSE_HEAD}content-encoding: gzip\r\n"
+JSON_ANSWER = json.dumps(
+    {"choices": [{"index": 0, "message": {"content": "ANSWER: 4"}, "finish_reason": "stop"}]}
+).encode()
+
+
+def _no_trailer(packed: bytes) -> bytes:
+    return packed[:-8]  # a gzip member ends in CRC-32 and ISIZE, 4 bytes each
+
+
+@pytest.mark.parametrize(
+    ("body", "head", "stream"),
+    [
+        (_no_trailer(gzip.compress(ANSWER.encode())), GZIP_HEAD, True),
+        (gzip.compress(ANSWER.encode())[:-60], GZIP_HEAD, True),  # the usage chunk cut
+        (zlib.compress(ANSWER.encode())[:-4], f"{SSE_HEAD}content-encoding: deflate\r\n", True),
+        (_no_trailer(gzip.compress(JSON_ANSWER)), "content-type: application/json\r\n"
+         "content-encoding: gzip\r\n", False),
+    ],
+    ids=["stream-no-trailer", "stream-cut-in-data", "deflate-no-adler", "json-no-trailer"],
+)  # fmt: skip
+def test_a_compressed_body_that_ends_early_may_be_cut(body: bytes, head: str, stream: bool) -> None:
+    """It read as ok: httpx flushes what a cut gzip stream decodes to and says nothing. The
+    finish chunk arrived, but with no terminator the end of the body is the end of the answer,
+    and that end is not the compressed stream's: the usage (or more) may be lost."""
+    with _raw(_http11(body, head)) as port:
+        (result,) = _run(port, stream=stream)
+    assert result.error_class == "malformed_stream", result.error_detail
+    assert "ended before its compressed stream did" in (result.error_detail or "")
     assert result.score_strict is None
+
+
+def test_a_whole_gzip_stream_is_an_answer_and_a_cut_error_reply_keeps_its_class() -> None:
+    whole = _raw_probe(_http11(gzip.compress(ANSWER.encode()), GZIP_HEAD))
+    assert (whole.error_class, whole.response_text) == ("ok", "ANSWER: 4"), whole.error_detail
+    error = b'{"error": {"message": "slow down", "code": "rate_limit_exceeded"}}'
+    body = _no_trailer(gzip.compress(error))
+    reply = "HTTP/1.1 429 Too Many Requests\r\ncontent-type: application/json\r\n"
+    reply += f"content-encoding: gzip\r\ncontent-length: {len(body)}\r\n\r\n"
+    cut = _raw_probe(reply.encode() + body)
+    assert (cut.error_class, cut.http_status) == ("rate_limited", 429), cut.error_detail
+
+
+def test_a_gzip_stream_whose_terminator_arrived_is_whole_without_its_trailer() -> None:
+    """``[DONE]`` ends the answer by its own framing (providers.md §1); what follows is not
+    read as part of it, so a missing trailer after it cuts nothing."""
+    result = _raw_probe(_http11(_no_trailer(gzip.compress(ANSWER_DONE)), GZIP_HEAD))
+    assert (result.error_class, result.response_text) == ("ok", "ANSWER: 4"), result.error_detail
 
 
 def test_an_http10_body_ended_by_the_close_is_read() -> None:

@@ -8,6 +8,11 @@ Which codings httpx decodes is read from its private ``httpx._decoders.SUPPORTED
 (the same table its ``Response`` and its default ``Accept-Encoding`` use; there is no public
 one), so httpx is pinned to a minor version and ``tests/test_httpx_decoders.py`` checks the
 table against what httpx really decodes.
+
+A gzip or deflate body that ends before its compressed stream does (the gzip trailer
+missing) is decoded by httpx as far as it goes and then flushed without a word (its zstd
+decoder does complain), so the end of the body is checked against the decompressor's own
+end-of-stream mark, read from the same private decoders (``CutEncoding``).
 """
 
 from __future__ import annotations
@@ -21,7 +26,12 @@ from typing import Any
 import httpx
 
 try:  # httpx has no public list of what it decodes; it passes other codings through as is
-    from httpx._decoders import SUPPORTED_DECODERS
+    from httpx._decoders import (
+        SUPPORTED_DECODERS,
+        DeflateDecoder,
+        GZipDecoder,
+        MultiDecoder,
+    )
 except ImportError as exc:  # pragma: no cover - only on an httpx outside pyproject's pin
     raise ImportError(
         "probes.adapters.body needs httpx._decoders.SUPPORTED_DECODERS (private; httpx is "
@@ -34,11 +44,13 @@ from probes.adapters.state import StreamState
 __all__ = [
     "BODY_LIMIT",
     "ERROR_BODY_LIMIT",
+    "CutEncoding",
     "NotAStream",
     "TooLarge",
     "decode_json",
     "describe_body",
     "drain",
+    "encoding_ended",
     "read_limited",
     "read_whole",
     "undecodable",
@@ -54,6 +66,26 @@ class TooLarge(Exception):
 
 class NotAStream(Exception):
     """A 200 body with no event, comment or JSON in it: a portal or proxy page."""
+
+
+class CutEncoding(Exception):
+    """The body ended inside its compressed stream: what was decoded may be cut short."""
+
+
+def encoding_ended(response: httpx.Response) -> None:
+    """Raise ``CutEncoding`` when the body has ended but a gzip or deflate stream in it
+    has not (a cut body, or a server that never wrote the trailer)."""
+    if response.num_bytes_downloaded == 0:
+        return  # an empty body under a content-encoding header holds nothing to cut
+    decoder = getattr(response, "_decoder", None)
+    stages = decoder.children if isinstance(decoder, MultiDecoder) else [decoder]
+    for stage in stages:
+        if isinstance(stage, (GZipDecoder, DeflateDecoder)) and not stage.decompressor.eof:
+            coding = "gzip" if isinstance(stage, GZipDecoder) else "deflate"
+            raise CutEncoding(
+                f"the {coding} body ended before its compressed stream did "
+                f"({response.num_bytes_downloaded:,} bytes): the answer may be cut"
+            )
 
 
 _TITLE = re.compile(rb"<title[^>]*>([^<]{1,200})", re.I)
@@ -105,6 +137,7 @@ async def read_whole(response: httpx.Response, state: StreamState, adapter: Any,
     raw = await read_limited(response, cap + 1)
     if len(raw) > cap:
         raise TooLarge(cap)
+    encoding_ended(response)  # the whole body was read (an error reply's is not checked)
     if raw.strip() and raw.strip()[:1] not in (b"{", b"[", b'"'):
         content_type = response.headers.get("content-type", "")
         raise NotAStream(describe_body(content_type, raw[:ERROR_BODY_LIMIT], "JSON"))

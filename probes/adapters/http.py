@@ -32,6 +32,7 @@ from probes.adapters.base import Request
 from probes.adapters.body import (
     BODY_LIMIT,
     ERROR_BODY_LIMIT,
+    CutEncoding,
     NotAStream,
     TooLarge,
     decode_json,
@@ -154,7 +155,7 @@ async def execute(
         _timed_out(ex, state, trace, f"overall deadline of {deadline_s:.1f} s passed")
     except Stalled:
         ex.failure, ex.detail = "stall", f"no token for {read_timeout_s:.1f} s"
-    except NotAStream as exc:
+    except (NotAStream, CutEncoding) as exc:
         ex.failure, ex.detail = "malformed_stream", str(exc)
     except TooLarge as exc:
         ex.failure = "response_too_large"

@@ -28,6 +28,7 @@ from probes.adapters.body import (
     decode_json,
     describe_body,
     drain,
+    encoding_ended,
 )
 from probes.adapters.sse import Comment, Event, SSEParser
 from probes.adapters.state import StreamState
@@ -95,6 +96,7 @@ async def consume_stream(
             try:
                 piece = await _next_piece(chunks, state, wait_s)
             except StopAsyncIteration:
+                encoding_ended(response)  # EOF before the terminator: was the body whole?
                 break
             received += len(piece)
             if received > max_bytes:
