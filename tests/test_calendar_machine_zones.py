@@ -1,0 +1,70 @@
+"""The analysis on a machine whose clock is set to a zone with a part-hour offset.
+
+DuckDB buckets ``date_trunc('hour', ...)`` on a TIMESTAMPTZ in the session's time zone,
+which defaults to the process's (``TZ``). In Kathmandu (+5:45) or St. John's (-3:30) the
+analysis's hourly buckets started at :15 or :30 UTC: two probes 25 minutes apart on either
+side of midnight UTC at the year's end shared one "hour", and on a five-week warehouse the
+seasonality's peak hours moved by one (13-15 against 14-16 UTC) and the change points
+changed. The analysis counts hours in UTC (``load_hourly``'s contract), whatever the zone.
+
+Each zone runs in its own process: DuckDB's ICU reads ``TZ`` once per process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from pipeline.warehouse import Warehouse
+from tests.support.report import Series, probe_frame
+
+REPO = Path(__file__).resolve().parents[1]
+LATE = datetime(2026, 12, 31, 23, 40, tzinfo=UTC)  # 2026-W53, the last day of 2026
+EARLY = datetime(2027, 1, 1, 0, 5, tzinfo=UTC)  # 25 minutes later, the first of 2027
+
+_HOURS_THERE = """
+import json, sys
+from pipeline.analysis.series import load_hourly
+from pipeline.warehouse import Warehouse
+frame = load_hourly(Warehouse(sys.argv[1]))
+print(json.dumps([[h.isoformat(), n] for h, n in zip(frame["hour"], frame["n"], strict=True)]))
+"""
+
+
+def _hours_in_zone(location: Path, zone: str) -> list[list[object]]:
+    """(UTC hour, probes) of ``load_hourly`` run by a process whose ``TZ`` is ``zone``."""
+    done = subprocess.run(
+        [sys.executable, "-c", _HOURS_THERE, str(location)],
+        env={**os.environ, "TZ": zone},
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    result: list[list[object]] = json.loads(done.stdout)
+    return result
+
+
+@pytest.mark.parametrize("zone", ["Asia/Kathmandu", "America/St_Johns"])
+def test_hourly_buckets_are_utc_hours_whatever_the_machines_zone(
+    warehouse: Warehouse, zone: str
+) -> None:
+    frame = probe_frame([Series("alpha", "alpha-short", "short")], end=EARLY, days=2 / 24)
+    frame = frame.with_columns(
+        started_at=pl.Series([LATE, EARLY], dtype=pl.Datetime("us", "UTC")),
+        error_class=pl.lit("ok"),
+    )
+    warehouse.insert_frame("probe_results", frame, key="run_id")
+    assert _hours_in_zone(warehouse.path, zone) == [
+        ["2026-12-31T23:00:00+00:00", 1],
+        ["2027-01-01T00:00:00+00:00", 1],
+    ]
