@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import re
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -35,7 +36,10 @@ INK = "#1f2937"
 MUTED = "#6b7280"
 
 _RC: Any = {  # rc keys are typed as literals; a plain dict is clearer
-    "svg.fonttype": "path",  # glyphs as paths: identical everywhere, no font needed
+    # Text as <text>, not glyph paths: matplotlib's one font (DejaVu Sans) has no CJK
+    # glyphs and drew boxes for a provider named 通义千问; the reader's browser picks a
+    # font that has them (``_FONTS``), as it does for the page around the chart.
+    "svg.fonttype": "none",
     "svg.image_inline": True,
     "font.size": 8.5,
     "font.family": "DejaVu Sans",
@@ -59,6 +63,11 @@ _RC: Any = {  # rc keys are typed as literals; a plain dict is clearer
 }
 
 _ID = re.compile(r'\bid="([^"]+)"')
+_FONT = "font-family: 'DejaVu Sans'"
+_FONTS = "font-family: 'DejaVu Sans', Verdana, sans-serif"  # the layout's metrics first
+# Layout measures text in DejaVu Sans, which warns for each glyph it lacks; the browser
+# draws those glyphs from its own fonts, so the warning says nothing about the page.
+_MISSING_GLYPH = r"Glyph \d+ .* missing from font"
 _REF = re.compile(r'(href="#|url\(#)([^")]+)')
 
 
@@ -112,10 +121,11 @@ def figure_svg(fig: Figure, key: str, *, label: str) -> Markup:
     id hash, which also makes output reproducible.
     """
     buffer = io.StringIO()
-    with mpl.rc_context({"svg.hashsalt": key}):
+    with mpl.rc_context({"svg.hashsalt": key}), warnings.catch_warnings():
+        warnings.filterwarnings("ignore", _MISSING_GLYPH, UserWarning)
         FigureCanvasSVG(fig)
         fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
-    text = buffer.getvalue()
+    text = buffer.getvalue().replace(_FONT, _FONTS)
     text = text[text.index("<svg") :]
     text = re.sub(r"<metadata>.*?</metadata>\s*|<!--.*?-->\s*", "", text, flags=re.S)
     text = _ID.sub(lambda m: f'id="{key}-{m[1]}"', text)
