@@ -134,6 +134,13 @@ class WarehouseConfig:
         return self.probe_site or socket.gethostname()
 
     @property
+    def own_site(self) -> str | None:
+        """Whose rows are this daemon's (its budget, its ``status``): on a lake, which
+        several sites write, this site's; on one file, None: every row (one site wrote it,
+        or sites on one host that share it)."""
+        return self.site if self.lake is not None else None
+
+    @property
     def location(self) -> Path | Lake:
         """What ``Warehouse`` opens: the lake if configured, else the file."""
         return self.lake if self.lake is not None else self.path

@@ -6,21 +6,25 @@ the daemon remembers such a segment. ``nerfwatch status`` runs in another proces
 asks the warehouse instead. A line is stored when its ``run_id`` (probe row) or
 ``event_id`` (daemon event) is there, or when the flush quarantined it (its sha256, the
 key of ``quarantined_rows``); a segment is stored when all its complete lines are.
+
+Status reads each waiting segment once (``read_waiting``): the same bytes tell which
+segments are stored, how many lines wait and what they hold.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipeline.daemon.flush.segments import EVENT_TABLE, SPOOL_TABLE
-from pipeline.daemon.spool import Segment, SpoolError, numbered_lines
+from pipeline.daemon.spool import SpoolError, waiting_segments
+from pipeline.daemon.spool.segments import lines_of, segment_bytes
 from pipeline.warehouse import Warehouse
 
-__all__ = ["stored_segments"]
+__all__ = ["ReadSegment", "WaitingSpool", "read_waiting", "stored_segments"]
 
 _FOUND_SQL = """
 SELECT run_id AS key FROM probe_results WHERE run_id IN (SELECT unnest(?::VARCHAR[]))
@@ -43,18 +47,59 @@ class _LineKeys:
         return bool({self.probe_id, self.event_id, self.digest} & found)
 
 
-def stored_segments(warehouse: Warehouse, segments: Iterable[Segment]) -> frozenset[Path]:
+@dataclass(frozen=True, slots=True)
+class ReadSegment:
+    """One waiting segment as read once: its complete lines, and its newline count (the
+    spool depth's unit, ``pending_lines``: blank lines count, a torn tail does not)."""
+
+    path: Path
+    lines: list[str]
+    newlines: int
+
+
+@dataclass(frozen=True, slots=True)
+class WaitingSpool:
+    """The segments without a stored mark, each read once; those the kernel would not
+    read are in ``unreadable`` (their rows left out, as ``Spool.iter_pending`` does)."""
+
+    segments: list[ReadSegment] = field(default_factory=list)
+    unreadable: list[SpoolError] = field(default_factory=list)
+
+    def pending(self, stored: frozenset[Path]) -> list[ReadSegment]:
+        return [s for s in self.segments if s.path not in stored]
+
+    def depth(self, stored: frozenset[Path]) -> int:
+        """Lines waiting for the warehouse, as ``pending_lines`` counts them."""
+        return sum(s.newlines for s in self.pending(stored))
+
+    def pending_lines(self, stored: frozenset[Path]) -> Iterator[str]:
+        """Every complete waiting line, oldest segment first (``Spool.iter_pending``)."""
+        for segment in self.pending(stored):
+            yield from segment.lines
+
+
+def read_waiting(directory: Path) -> WaitingSpool:
+    """Read every segment of ``directory`` that has no stored mark, once."""
+    out = WaitingSpool()
+    for segment in waiting_segments(directory):
+        try:
+            data = segment_bytes(segment.path)
+        except SpoolError as exc:
+            out.unreadable.append(exc)
+            continue
+        lines = [text for _, text in lines_of(data, segment.path)]
+        out.segments.append(ReadSegment(segment.path, lines, data.count(b"\n")))
+    return out
+
+
+def stored_segments(warehouse: Warehouse, segments: Iterable[ReadSegment]) -> frozenset[Path]:
     """The ``segments`` every complete line of which is in ``warehouse`` (one query).
-    A segment that cannot be read, or holds no complete line, is not reported stored.
-    Raises ``WarehouseError`` when the warehouse cannot be read."""
+    A segment that holds no complete line is not reported stored. Raises
+    ``WarehouseError`` when the warehouse cannot be read."""
     by_segment: dict[Path, list[_LineKeys]] = {}
     for segment in segments:
-        try:
-            lines = numbered_lines(segment.path)
-        except SpoolError:
-            continue
-        if lines:
-            by_segment[segment.path] = [_line_keys(text) for _, text in lines]
+        if segment.lines:
+            by_segment[segment.path] = [_line_keys(text) for text in segment.lines]
     if not by_segment:
         return frozenset()
     keys = [k for line_keys in by_segment.values() for k in line_keys]

@@ -80,8 +80,7 @@ async def warm_start(
     if outcome.rows:
         log.info("spool replay: %d rows, %d new", outcome.rows, outcome.inserted)
     # today's spend now, any other day's when the budget first meets it (a clock step)
-    shared = config.warehouse.lake is not None  # several sites: this site's spend only
-    site = config.warehouse.site if shared else None
+    site = config.warehouse.own_site
     budget.load_day = state.DaySpend(patient, spool, site=site, paused=flusher.paused)
     await budget.prepare()
     try:

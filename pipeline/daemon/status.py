@@ -15,8 +15,7 @@ from pathlib import Path
 
 from pipeline.config import Config
 from pipeline.daemon.flush.segments import EVENT_TABLE, SPOOL_TABLE
-from pipeline.daemon.spool import Spool, SpoolError, pending_lines, waiting_segments
-from pipeline.daemon.spool_stored import stored_segments
+from pipeline.daemon.spool_stored import read_waiting, stored_segments
 from pipeline.daemon.spooled import SpooledProbe, spooled_object, spooled_probe
 from pipeline.daemon.state import day_start
 from pipeline.daemon.status_events import read_site_events
@@ -104,6 +103,7 @@ def gather_status(config: Config, *, lock_wait_s: float = 10.0) -> DaemonStatus:
     stored: frozenset[Path] = frozenset()  # segments the kernel kept, rows in the warehouse
     location = config.warehouse.location
     warehouse = Warehouse(location, lock_wait_s=lock_wait_s)
+    waiting = read_waiting(spool_dir)  # once: which are stored, the depth, the rows
     lost_by_session: dict[str, int] = {}
     ahead = 0  # rows stamped in the future
     if isinstance(location, Lake) and not location.catalog_exists():
@@ -112,14 +112,14 @@ def gather_status(config: Config, *, lock_wait_s: float = 10.0) -> DaemonStatus:
         result.notes.append(f"no warehouse yet at {location}")
     else:
         # Several sites share a lake: this site's probes, not the last of any site's.
-        shared = isinstance(location, Lake)
-        site = [config.warehouse.site] if shared else []
-        site_sql = _SQL.format(site="AND probe_site = ?" if shared else "")
+        own = config.warehouse.own_site
+        site = [] if own is None else [own]
+        site_sql = _SQL.format(site="" if own is None else "AND probe_site = ?")
         try:
             frame = warehouse.query(site_sql, [*[today, tomorrow] * 3, now + _AHEAD, *site])
             events = read_site_events(warehouse, config, now)
             quarantined = warehouse.query("SELECT count(*) AS n FROM quarantined_rows")
-            stored = stored_segments(warehouse, waiting_segments(spool_dir))
+            stored = stored_segments(warehouse, waiting.segments)
         except WarehouseError as exc:
             result.warehouse_error = str(exc)
         else:
@@ -136,12 +136,9 @@ def gather_status(config: Config, *, lock_wait_s: float = 10.0) -> DaemonStatus:
                 status.today_tokens = int(row["today_tokens"])
                 status.today_skipped = int(row["today_skipped"])
                 ahead += int(row["ahead"])
-    result.spool_depth = pending_lines(spool_dir, stored)
-    spool = Spool(spool_dir)
-    spool.stored = stored
+    result.spool_depth = waiting.depth(stored)
     damaged = 0
-    unreadable: list[SpoolError] = []
-    for line in spool.iter_pending(unreadable):
+    for line in waiting.pending_lines(stored):
         spooled = spooled_object(line)
         if spooled is None:
             damaged += 1
@@ -165,7 +162,7 @@ def gather_status(config: Config, *, lock_wait_s: float = 10.0) -> DaemonStatus:
             f"{ahead} probe rows are stamped later than now (a wall clock since set back,"
             " or a probe site's clock ahead); 'last probe' may be one of them"
         )
-    result.notes += [f"{e}; its rows are left out of the figures above" for e in unreadable]
+    result.notes += [f"{e}; its rows are left out of the figures above" for e in waiting.unreadable]
     if damaged:
         result.notes.append(
             f"{damaged} spool lines are damaged; the next flush quarantines them"

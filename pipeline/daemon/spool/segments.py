@@ -12,6 +12,7 @@ __all__ = [
     "PREFIX",
     "SUFFIX",
     "Segment",
+    "lines_of",
     "list_segments",
     "named_segments",
     "numbered_lines",
@@ -67,7 +68,12 @@ def read_segment(path: Path) -> list[str]:
 def numbered_lines(path: Path) -> list[tuple[int, str]]:
     """``read_segment`` with each line's 1-based number in the file, for messages that must
     lead an operator to it (blank lines are skipped but counted, as an editor counts)."""
-    data = segment_bytes(path)
+    return lines_of(segment_bytes(path), path)
+
+
+def lines_of(data: bytes, path: Path) -> list[tuple[int, str]]:
+    """``numbered_lines`` of bytes already read from ``path`` (one read serves a caller
+    that also needs them raw)."""
     if not data:
         return []
     lines = data.split(b"\n")
