@@ -35,30 +35,11 @@ from probes.ids import new_run_id
 from probes.result import ProbeResult, planned_row
 from probes.runner import run_probe
 from probes.simulator import SimulatorHandle
-from tests.support.daemon import make_config
+from tests.support.nova_daemon import nova_config
 from tests.support.waiting import wait_until_async, within
 
 QUIET = DaemonTuning(install_signals=False, schedule_report=False)
 WORST = 300 + 64  # one run's reservation: context target plus every output token
-
-
-def _config(tmp_path: Path, sim: SimulatorHandle, **probe: Any) -> Config:
-    provider = ProviderConfig(
-        name="nova",
-        format="openai",
-        base_url=sim.provider_url("nova"),
-        model="nova-model",
-        api_key_env=None,
-        preset="simulator",
-        price_input_per_mtok=1.0,
-        price_output_per_mtok=4.0,
-    )
-    schedule = {"every_s": 1.0, "cron": None, **probe}
-    short = ProbeConfig(
-        "short", "arithmetic", 300, providers=("nova",), max_output_tokens=64, timeout_s=5.0,
-        **schedule,
-    )  # fmt: skip
-    return make_config(tmp_path, providers=(provider,), probes=(short,))
 
 
 class TimedRunner:
@@ -90,7 +71,7 @@ def _rows(config: Config) -> list[dict[str, Any]]:
 def test_a_backward_step_neither_stalls_nor_doubles_the_schedule(
     tmp_path: Path, simulator: SimulatorHandle, step_s: int
 ) -> None:
-    config = _config(tmp_path, simulator)
+    config = nova_config(tmp_path, simulator)
     runner = TimedRunner()
 
     async def main() -> tuple[DaemonStats, int, DaemonStatus]:
@@ -142,7 +123,7 @@ def test_a_resumed_suspend_wakes_the_schedule_with_one_run_and_misfire_rows(
     # Every minute at a spread second; the daemon starts just after this minute's run time,
     # so its scheduler sleeps ~a minute (on the monotonic clock, which a suspend stops).
     # A week is 10,080 runs: each one missed is a row (the old code kept 1,000 per job).
-    config = _config(tmp_path, simulator, every_s=None, cron="* * * * *")
+    config = nova_config(tmp_path, simulator, every_s=None, cron="* * * * *")
     second = int(offset_s(job_key("nova", "short"), 60.0))
     start = datetime(2026, 11, 20, 12, 0, second, tzinfo=UTC) + timedelta(seconds=1)
     runner = TimedRunner()
@@ -189,7 +170,7 @@ def test_todays_spend_and_status_across_midnight_both_ways(
     """A jump over midnight starts a fresh day's budget; NTP stepping back over it returns
     to the old day, whose spend is still counted; status agrees on either side."""
     budget = BudgetConfig(per_provider={"nova": BudgetLimits(daily_tokens=WORST)})
-    config = replace(_config(tmp_path, simulator), budget=budget)  # one run a day
+    config = replace(nova_config(tmp_path, simulator), budget=budget)  # one run a day
     tuning = replace(QUIET, heartbeat_s=0.3)
     midnight = datetime(2026, 11, 21, tzinfo=UTC)
     stepped_back = midnight - timedelta(seconds=45)
@@ -248,7 +229,7 @@ def test_a_day_the_process_never_saw_is_read_before_it_spends_on_it(
     """Booted with the clock three days ahead, then corrected back: the real day's cap,
     spent by an earlier session, still holds (its rows are in the warehouse)."""
     budget = BudgetConfig(per_provider={"nova": BudgetLimits(daily_tokens=WORST)})
-    config = replace(_config(tmp_path, simulator), budget=budget)  # one run a day
+    config = replace(nova_config(tmp_path, simulator), budget=budget)  # one run a day
     today = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
     earlier = replace(_done_row(config, today - timedelta(hours=3)), input_tokens=WORST)
     warehouse = Warehouse(config.warehouse.location)

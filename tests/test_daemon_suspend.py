@@ -19,32 +19,17 @@ from typing import Any
 import pytest
 import time_machine
 
-from pipeline.config import Config, ProbeConfig, ProviderConfig
+from pipeline.config import ProbeConfig, ProviderConfig
 from pipeline.daemon import Daemon, DaemonTuning
 from pipeline.warehouse import Warehouse
 from probes.result import ProbeResult
 from probes.runner import run_probe
 from probes.simulator import SimulatorHandle
-from tests.support.daemon import make_config
+from tests.support.nova_daemon import nova_config
 from tests.support.waiting import wait_until_async, within
 
 QUIET = DaemonTuning(install_signals=False, schedule_report=False)
 NINE_HOURS = timedelta(hours=9)
-
-
-def _config(tmp_path: Path, sim: SimulatorHandle) -> Config:
-    provider = ProviderConfig(
-        name="nova",
-        format="openai",
-        base_url=sim.provider_url("nova"),
-        model="nova-model",
-        api_key_env=None,
-        preset="simulator",
-    )
-    probe = ProbeConfig(
-        "short", "arithmetic", 300, 10.0, None, ("nova",), max_output_tokens=64, timeout_s=5.0
-    )
-    return make_config(tmp_path, providers=(provider,), probes=(probe,))
 
 
 class Machine:
@@ -86,7 +71,7 @@ def test_a_probe_the_machine_slept_through_has_no_latency_and_is_flagged(
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    config = _config(tmp_path, simulator)
+    config = nova_config(tmp_path, simulator, every_s=10.0)
     machine = Machine()
     monkeypatch.setattr(time, "clock_gettime_ns", machine.clock_gettime_ns)
 
