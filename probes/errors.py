@@ -22,7 +22,7 @@ connection_error   connection refused, reset or dropped (nothing, or nothing mor
 response_too_large the answer passed the probe's byte cap (a flood, a decompression bomb)
 truncated          the answer stopped at the output-token limit
 context_full       the answer stopped because prompt and output filled the context window
-empty              the stream finished normally but carried no answer text
+empty              the stream finished normally (a finish reason) but carried no answer text
 =================  ==========================================================================
 
 ``classify`` maps (HTTP status, body codes, preset) to a class: the first matching row of

@@ -251,3 +251,32 @@ def test_a_reply_that_is_not_http_says_what_came(payload: bytes, seen: str) -> N
     detail = result.error_detail or ""
     assert detail.startswith("not an HTTP reply from 127.0.0.1:") and seen in detail, detail
     assert KEY[:8] not in detail, detail
+
+
+ANTHROPIC_STOP = 'event: message_stop\ndata: {"type":"message_stop"}\n\n'
+EMPTY_FINISH = f"data: {_chunk(finish='stop')}\n\ndata: [DONE]\n\n"
+
+
+@pytest.mark.parametrize(
+    ("wire", "body", "error_class", "seen"),
+    [
+        ("openai", "data: [DONE]\n\n", "malformed_stream", "[DONE] before any chunk"),
+        ("openai", f"data: {USAGE}\n\ndata: [DONE]\n\n", "malformed_stream", "[DONE] before"),
+        ("anthropic", ANTHROPIC_STOP, "malformed_stream", "message_stop before any chunk"),
+        ("openai", EMPTY_FINISH, "empty", ""),
+    ],
+    ids=["done-only", "usage-then-done", "message-stop-only", "finish-without-text"],
+)
+def test_a_terminator_before_any_finish_or_text_is_a_broken_stream(
+    wire: str, body: str, error_class: str, seen: str
+) -> None:
+    """``[DONE]`` alone was ``empty``, a class scored as the model's (empty) answer, though
+    no model said anything: providers.md §1 makes the finish reason the clean end and the
+    terminator framing, and the taxonomy's malformed_stream is 'ended without a finish
+    signal'. A finish chunk with no text is still the model's empty answer."""
+    with _raw(_http11(body.encode())) as port:
+        probe = short_probe(timeout_s=DEADLINE_S, read_timeout_s=2.0)
+        (result,) = probe_n(loopback_provider(port, wire, api_key_env=KEY_ENV), probe)
+    assert (result.error_class, result.http_status) == (error_class, 200), result.error_detail
+    assert seen in (result.error_detail or ""), result.error_detail
+    assert result.score_strict is None or error_class == "empty"

@@ -127,7 +127,7 @@ def on_event(event: Event, state: StreamState, at: int) -> None:
             state.finish(delta.get("stop_reason"))
         read_usage(obj.get("usage"), state)
     elif kind == "message_stop":
-        state.done = True
+        state.terminate("message_stop")
     elif kind == "ping":
         state.comments += 1
     # content_block_stop and unknown event types carry nothing a probe needs

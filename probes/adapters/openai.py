@@ -152,7 +152,7 @@ def on_event(event: Event, state: StreamState, at: int) -> None:
     """Apply one SSE event of a chat-completions stream."""
     data = event.data.strip()
     if data == "[DONE]":
-        state.done = True
+        state.terminate("[DONE]")
         return
     if not data:
         return

@@ -197,6 +197,15 @@ class StreamState:
         if isinstance(reason, str) and reason:
             self.finish_reason = reason
 
+    def terminate(self, name: str) -> None:
+        """The stream's terminator. One before any finish signal and any text ends a stream
+        that said nothing: no answer, so not ``empty`` (which is scored as the model's
+        answer), but a stream that broke its own grammar (providers.md §1: the finish
+        reason is the clean end, the terminator only framing)."""
+        self.done = True
+        if self.finish_reason is None and not self.answer and not self.reasoning:
+            self.bad_event(f"{name} before any chunk with text or a finish reason")
+
     def fail(self, error: ProviderError) -> None:
         if self.error is None:
             self.error = error
