@@ -51,6 +51,7 @@ class SeverityBasis:
         failed: those that failed.
         answers: answered probes of the severity signal's context class.
         answered_hours: hours with at least one such answer.
+        since: the phase's start: its failure count is the phase's, not the week's.
     """
 
     signal: str
@@ -58,6 +59,7 @@ class SeverityBasis:
     failed: int
     answers: int
     answered_hours: int
+    since: datetime | None = None
 
     @property
     def sizeable(self) -> bool:
@@ -77,12 +79,16 @@ def severity_basis(hours: pl.DataFrame, phase: dict[str, Any], end: datetime) ->
         failed=probes - int(inside["n_ok"].sum()),
         answers=int(inside[column].sum()),
         answered_hours=inside.filter(pl.col(column) > 0).height,
+        since=phase["start_at"],
     )
 
 
 def _failures(b: SeverityBasis) -> str:
+    """The phase's failures, named as the phase's: the table beside the card counts the
+    week, and two unlabelled "failed" shares side by side read as one number twice."""
     share = fmt.pct(b.failed / b.probes, 0) if b.probes else fmt.DASH
-    return f"{b.failed:,} of {b.probes:,} probes failed ({share})"
+    scope = f"since the phase began {fmt.day(b.since)}" if b.since else "in this phase"
+    return f"{b.failed:,} of {b.probes:,} probes failed {scope} ({share})"
 
 
 def describe(phase: dict[str, Any], b: SeverityBasis) -> str:
