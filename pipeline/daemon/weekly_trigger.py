@@ -10,20 +10,26 @@ label ends waits for that end (Monday 09:00 in Tokyo, Monday 14:00 in Kiritimati
 behind UTC end their week after UTC does and are never moved.
 
 A local time inside the hour a fall-back night repeats (02:30 in Berlin, 01:30 in New
-York) is a fire time twice for APScheduler's ``CronTrigger`` (3.11 yields both folds); the
-job runs at the first only. A time skipped by a spring-forward night runs once, an hour
-later by the wall clock (``CronTrigger`` normalises the missing time forward).
+York) runs at its first pass only. A time skipped by a spring-forward night runs once, as
+much later by the wall clock as the night skipped (an hour; 30 minutes on Lord Howe).
+
+The runs are worked out here, one per local week, not by APScheduler's ``CronTrigger``:
+3.11 yields both passes of a repeated time, drops a time in the first hour after midnight
+of the day after a spring-forward night (Monday 00:30 in London after 2026-03-29 came
+next on 2026-04-06: a week without a report), and drops a time a midnight change skips
+(Friday 00:00 in Cairo on 2026-04-24) instead of moving it forward.
 """
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta, tzinfo
+from datetime import UTC, date, datetime, time, timedelta, tzinfo
 from zoneinfo import ZoneInfo
 
 from apscheduler.triggers.base import BaseTrigger
-from apscheduler.triggers.cron import CronTrigger
 
-__all__ = ["WeeklyTrigger", "last_week_end", "local_week_end_utc"]
+__all__ = ["LocalWeekly", "WeeklyTrigger", "last_week_end", "local_week_end_utc"]
+
+_WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 
 # No zone is more than 14 hours ahead of UTC (Pacific/Kiritimati), so no run is moved
 # further than that; a day covers it.
@@ -46,14 +52,47 @@ def local_week_end_utc(moment: datetime, zone: tzinfo) -> datetime:
     return last_week_end(wall)
 
 
+class LocalWeekly:
+    """A weekday and wall time in a zone: one run a week, as the wall clock reads it."""
+
+    def __init__(self, *, weekday: int, at: time, zone: ZoneInfo) -> None:
+        self.weekday, self.at, self.zone = weekday, at, zone
+
+    def __str__(self) -> str:
+        return f"{_WEEKDAYS[self.weekday]} {self.at:%H:%M} {self.zone.key}"
+
+    def run_on(self, day: date) -> datetime:
+        """The run on local ``day``, in the zone. ``fold=0`` is the first pass of a repeated
+        time and, for a skipped one, the offset before the change: as much later by the
+        wall clock as the night skipped."""
+        wall = datetime.combine(day, self.at, tzinfo=self.zone)
+        return wall.astimezone(UTC).astimezone(self.zone)
+
+    def get_next_fire_time(self, previous: datetime | None, now: datetime) -> datetime:
+        """The first run at or after ``now`` (after ``previous`` when given)."""
+        # In UTC: two datetimes sharing a zone compare by wall time, fold ignored.
+        since = now.astimezone(UTC)
+        if previous is not None:
+            since = max(since, previous.astimezone(UTC) + _TICK)
+        day = since.astimezone(self.zone).date() - timedelta(days=1)
+        day += timedelta(days=(self.weekday - day.weekday()) % 7)
+        while self.run_on(day).astimezone(UTC) < since:
+            day += timedelta(days=7)
+        return self.run_on(day)
+
+
 class WeeklyTrigger(BaseTrigger):
     """``day_of_week`` at ``hour``:``minute`` in ``timezone``, never before the UTC week
     of the user's week has ended, and once per local day on a fall-back night."""
 
     def __init__(self, *, day_of_week: str, hour: int, minute: int, timezone: str) -> None:
+        if day_of_week not in _WEEKDAYS:
+            raise ValueError(
+                f"day_of_week: expected one of {', '.join(_WEEKDAYS)}, got {day_of_week!r}"
+            )
         self.zone = ZoneInfo(timezone)
-        self.local = CronTrigger(
-            day_of_week=day_of_week, hour=hour, minute=minute, timezone=self.zone
+        self.local = LocalWeekly(
+            weekday=_WEEKDAYS.index(day_of_week), at=time(hour, minute), zone=self.zone
         )
 
     def __repr__(self) -> str:
@@ -69,23 +108,9 @@ class WeeklyTrigger(BaseTrigger):
         previous = None if previous_fire_time is None else previous_fire_time.astimezone(UTC)
         if previous is not None:
             start = min(start, previous + _TICK)
-        candidate: datetime | None = self.local.get_next_fire_time(None, start - _LOOK_BACK)
-        while candidate is not None:
+        candidate = self.local.get_next_fire_time(None, start - _LOOK_BACK)
+        while True:  # ends: each candidate is a week after the one before
             fire = max(candidate.astimezone(UTC), local_week_end_utc(candidate, self.zone))
-            later = previous is None or fire > previous
-            if fire >= start and later and not self._repeated(candidate):
+            if fire >= start and (previous is None or fire > previous):
                 return fire
-            # Step in UTC: local arithmetic drops the fold and would find this run again.
-            candidate = self.local.get_next_fire_time(None, candidate.astimezone(UTC) + _TICK)
-        return None
-
-    def _repeated(self, candidate: datetime) -> bool:
-        """The second pass of a wall time a fall-back night repeats, when the first
-        pass was a fire time too."""
-        if not candidate.fold:
-            return False
-        first = candidate.replace(fold=0)
-        if first.utcoffset() == candidate.utcoffset():
-            return False
-        again = self.local.get_next_fire_time(None, first)
-        return again is not None and again.timestamp() == first.timestamp()
+            candidate = self.local.get_next_fire_time(candidate, candidate)
