@@ -48,6 +48,13 @@ def _when(value: datetime | None) -> str:
     return f"{value:%Y-%m-%d %H:%M:%SZ}" if value else "-"
 
 
+def _spend(total: float, worst_case: float) -> str:
+    """Today's dollars as the budget counts them, the worst-case part named."""
+    if not worst_case:
+        return f"{total:.4f}"
+    return f"{total:.4f} ({worst_case:.4f} at most)"
+
+
 def _print_status(status: DaemonStatus) -> None:
     console = Console(width=None if Console().is_terminal else 160)
     table = Table(title="nerfwatch status", title_justify="left")
@@ -60,10 +67,15 @@ def _print_status(status: DaemonStatus) -> None:
             p.last_error_class or "-",
             (p.last_error or "-")[:60],
             _when(p.last_error_at),
-            f"{p.today_cost_usd:.4f}",
+            _spend(p.today_cost_usd, p.today_worst_case_usd),
             f"{p.today_tokens:,}",
         )
     console.print(table)
+    if any(p.today_worst_case_usd for p in status.providers):
+        console.print(
+            "today $ is what the budget counts: runs billed without usage (cut off by a"
+            " shutdown mid-probe, or no usage reported) at their worst case, marked 'at most'"
+        )
     console.print(f"spool depth: {status.spool_depth} rows waiting for the warehouse")
     if status.quarantined:
         console.print(

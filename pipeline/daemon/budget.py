@@ -49,6 +49,10 @@ class Spend:
     cost_usd: float = 0.0
     unknown: bool = False  # billed, but no usage came back: settle at the reservation
     day: date | None = None  # the UTC day its row is stamped (None: the reservation's)
+    # of cost_usd, what stored rows billed without usage count at their worst case
+    # (``state.today_spend``): shown apart by ``nerfwatch status``, the guard adds it in;
+    # not compared (what the caps see is tokens and cost_usd)
+    worst_case_usd: float = field(default=0.0, compare=False)
 
 
 @dataclass(slots=True)

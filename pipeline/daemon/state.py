@@ -96,6 +96,7 @@ def today_spend(
         most = worst_case(provider, float(row["unknown_in"]), float(row["unknown_out"]))
         spend.tokens += most.tokens
         spend.cost_usd += most.cost_usd
+        spend.worst_case_usd += most.cost_usd
     return out
 
 
@@ -122,6 +123,7 @@ def spool_spend(
             most = worst_case(provider, probe.context_target_tokens, probe.max_output_tokens)
             spend.tokens += most.tokens
             spend.cost_usd += most.cost_usd
+            spend.worst_case_usd += most.cost_usd
             continue
         spend.tokens += probe.tokens
         spend.cost_usd += probe.cost_usd
@@ -170,6 +172,7 @@ class DaySpend:
             mine = spent.setdefault(name, Spend())
             mine.tokens += spend.tokens
             mine.cost_usd += spend.cost_usd
+            mine.worst_case_usd += spend.worst_case_usd
         return spent
 
 

@@ -1,5 +1,9 @@
 """Daemon health for ``nerfwatch status``: per provider last probe, last error, today's spend.
 
+Today's spend is the budget guard's figure (``state.today_spend`` and ``spool_spend``):
+a run billed without usage (cut off by shutdown mid-probe, or no usage reported) counts
+at its worst case, shown apart, so status never says less than the guard counts.
+
 Reads the warehouse read-only (brief, retried: the daemon holds the file only during a
 flush) and the spool directory, whose rows are not in the warehouse yet, less the
 segments the warehouse already holds (kept by a folder that refused their deletion and
@@ -9,15 +13,17 @@ the file too long, the spool part still answers.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from pipeline.config import Config
+from pipeline.daemon.budget import Spend
 from pipeline.daemon.flush.segments import EVENT_TABLE, SPOOL_TABLE
 from pipeline.daemon.spool_stored import read_waiting, stored_segments
 from pipeline.daemon.spooled import SpooledProbe, spooled_object, spooled_probe
-from pipeline.daemon.state import day_start
+from pipeline.daemon.state import day_start, spool_spend, today_spend
 from pipeline.daemon.status_events import read_site_events
 from pipeline.warehouse import Lake, Warehouse, WarehouseError
 
@@ -31,7 +37,8 @@ class ProviderStatus:
     last_error_class: str | None = None  # of the last attempted probe
     last_error_at: datetime | None = None
     last_error: str | None = None  # class and detail of the last failed probe
-    today_cost_usd: float = 0.0
+    today_cost_usd: float = 0.0  # as the budget counts it, worst cases included
+    today_worst_case_usd: float = 0.0  # of which: runs billed without usage, at worst
     today_tokens: int = 0
     today_skipped: int = 0
 
@@ -54,10 +61,6 @@ SELECT provider,
   max(started_at) FILTER (WHERE run_status = 'done' AND error_class <> 'ok') AS last_error_at,
   arg_max(error_class || coalesce(': ' || error_detail, ''), started_at)
     FILTER (WHERE run_status = 'done' AND error_class <> 'ok') AS last_error,
-  coalesce(sum(cost_usd) FILTER (WHERE started_at >= ? AND started_at < ?), 0)
-    AS today_cost,
-  coalesce(sum(coalesce(input_tokens, 0) + coalesce(output_tokens, 0))
-    FILTER (WHERE started_at >= ? AND started_at < ?), 0) AS today_tokens,
   count(*) FILTER (WHERE run_status = 'skipped' AND started_at >= ?
     AND started_at < ?) AS today_skipped,
   count(*) FILTER (WHERE started_at > ?) AS ahead
@@ -71,15 +74,20 @@ def _later(a: datetime | None, b: datetime | None) -> bool:
     return b is not None and (a is None or b > a)
 
 
+def _add_spend(by_name: dict[str, ProviderStatus], spent: Mapping[str, Spend]) -> None:
+    for name, spend in spent.items():
+        status = by_name.setdefault(name, ProviderStatus(name))
+        status.today_cost_usd += spend.cost_usd
+        status.today_worst_case_usd += spend.worst_case_usd
+        status.today_tokens += int(spend.tokens)
+
+
 def _merge_spool_row(
     status: ProviderStatus, row: SpooledProbe, today: datetime, tomorrow: datetime
 ) -> None:
     started = row.started_at
-    if today <= started < tomorrow:
-        status.today_cost_usd += row.cost_usd
-        status.today_tokens += row.tokens
-        if row.run_status == "skipped":
-            status.today_skipped += 1
+    if today <= started < tomorrow and row.run_status == "skipped":
+        status.today_skipped += 1
     if row.run_status != "done":
         return
     if _later(status.last_probe_at, started):
@@ -91,13 +99,16 @@ def _merge_spool_row(
         status.last_error = f"{row.error_class}: {detail}" if detail else row.error_class
 
 
-def gather_status(config: Config, *, lock_wait_s: float = 10.0) -> DaemonStatus:
-    """Collect the status without writing anything."""
-    now = datetime.now(UTC)
+def gather_status(
+    config: Config, *, lock_wait_s: float = 10.0, now: datetime | None = None
+) -> DaemonStatus:
+    """Collect the status without writing anything (``now``: the clock, for tests)."""
+    now = now or datetime.now(UTC)
     today = day_start(now.date())
     # Rows stamped later (by a clock since set back) are not today's.
     tomorrow = today + timedelta(days=1)
     by_name = {p.name: ProviderStatus(p.name) for p in config.providers}
+    prices = {p.name: p for p in config.providers}  # what worst cases are priced at
     result = DaemonStatus(list(by_name.values()), 0)
     spool_dir = config.warehouse.spool_dir
     stored: frozenset[Path] = frozenset()  # segments the kernel kept, rows in the warehouse
@@ -116,7 +127,8 @@ def gather_status(config: Config, *, lock_wait_s: float = 10.0) -> DaemonStatus:
         site = [] if own is None else [own]
         site_sql = _SQL.format(site="" if own is None else "AND probe_site = ?")
         try:
-            frame = warehouse.query(site_sql, [*[today, tomorrow] * 3, now + _AHEAD, *site])
+            frame = warehouse.query(site_sql, [today, tomorrow, now + _AHEAD, *site])
+            spent = today_spend(warehouse, today.date(), prices, site=own)
             events = read_site_events(warehouse, config, now)
             quarantined = warehouse.query("SELECT count(*) AS n FROM quarantined_rows")
             stored = stored_segments(warehouse, waiting.segments)
@@ -132,11 +144,11 @@ def gather_status(config: Config, *, lock_wait_s: float = 10.0) -> DaemonStatus:
                 status.last_error_class = row["last_class"]
                 status.last_error_at = row["last_error_at"]
                 status.last_error = row["last_error"]
-                status.today_cost_usd = float(row["today_cost"])
-                status.today_tokens = int(row["today_tokens"])
                 status.today_skipped = int(row["today_skipped"])
                 ahead += int(row["ahead"])
+            _add_spend(by_name, spent)
     result.spool_depth = waiting.depth(stored)
+    _add_spend(by_name, spool_spend(waiting.pending_lines(stored), today.date(), prices))
     damaged = 0
     for line in waiting.pending_lines(stored):
         spooled = spooled_object(line)
