@@ -71,6 +71,11 @@ def _print_status(status: DaemonStatus) -> None:
             f"{p.today_tokens:,}",
         )
     console.print(table)
+    if status.spend_of_every_site:
+        console.print(
+            'today $ and tokens are every site\'s on the lake (budget.scope = "lake");'
+            " the other columns are this site's"
+        )
     if any(p.today_worst_case_usd for p in status.providers):
         console.print(
             "today $ is what the budget counts: runs billed without usage (cut off by a"

@@ -149,7 +149,16 @@ BUDGET_LIMITS = {
     "daily_cost_usd": Key(_NUM, "a positive amount in USD"),
 }
 
-BUDGET = {**BUDGET_LIMITS, "providers": Key((dict,), "a table of provider names")}
+BUDGET = {
+    **BUDGET_LIMITS,
+    "providers": Key((dict,), "a table of provider names"),
+    "scope": Key(
+        _STR,
+        '"site" or "lake"',
+        default="site",
+        help="whose spend the caps count on a lake: this site's, or every site's (\"lake\")",
+    ),
+}
 
 REPORT = {
     "out_dir": Key(_STR, "a folder path", default="nerfwatch-data/reports"),

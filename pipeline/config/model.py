@@ -16,6 +16,7 @@ if TYPE_CHECKING:  # the type only: loading a config does not need the warehouse
     from pipeline.warehouse.lake import Lake
 
 __all__ = [
+    "BUDGET_SCOPES",
     "CACHE_WRITE_MULTIPLIER",
     "AlertsConfig",
     "BudgetConfig",
@@ -114,10 +115,16 @@ class BudgetLimits:
     daily_cost_usd: float | None = None
 
 
+BUDGET_SCOPES = ("site", "lake")
+
+
 @dataclass(frozen=True, slots=True)
 class BudgetConfig:
     total: BudgetLimits = BudgetLimits()
     per_provider: dict[str, BudgetLimits] = field(default_factory=dict)
+    # Whose spend the caps count on a lake: "site", this site's (its own keys, its own
+    # bill); "lake", every site's (sites sharing one key, one bill). One file: every row.
+    scope: str = "site"
 
 
 @dataclass(frozen=True, slots=True)

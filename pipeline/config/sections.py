@@ -12,6 +12,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pipeline.config.checker import Checker, did_you_mean, named_tables, type_name
 from pipeline.config.keys import WAREHOUSE
 from pipeline.config.model import (
+    BUDGET_SCOPES,
     AlertsConfig,
     BudgetConfig,
     BudgetLimits,
@@ -44,7 +45,7 @@ def build(data: Mapping[str, Any], c: Checker, *, base: Path, source: Path | Non
         warehouse=warehouse,
         providers=providers,
         probes=probes,
-        budget=_budget(c.table(top["budget"], "budget", "budget"), c, providers),
+        budget=_budget(c.table(top["budget"], "budget", "budget"), c, providers, warehouse),
         report=_report(c.table(top["report"], "report", "report"), c, base),
         alerts=_alerts(c.table(top["alerts"], "alerts", "alerts"), c),
         daemon=_daemon(c.table(top["daemon"], "daemon", "daemon"), c),
@@ -271,7 +272,12 @@ def _limits(t: dict[str, Any], path: str, c: Checker) -> BudgetLimits:
     return BudgetLimits(daily_tokens=t["daily_tokens"], daily_cost_usd=t["daily_cost_usd"])
 
 
-def _budget(t: dict[str, Any], c: Checker, providers: tuple[ProviderConfig, ...]) -> BudgetConfig:
+def _budget(
+    t: dict[str, Any],
+    c: Checker,
+    providers: tuple[ProviderConfig, ...],
+    warehouse: WarehouseConfig,
+) -> BudgetConfig:
     names = [p.name for p in providers]
     per: dict[str, BudgetLimits] = {}
     for name, raw in (t["providers"] or {}).items():
@@ -282,7 +288,24 @@ def _budget(t: dict[str, Any], c: Checker, providers: tuple[ProviderConfig, ...]
         if not isinstance(raw, dict):
             raise c.fail(path, f"expected a table, got {type_name(raw)}")
         per[name] = _limits(c.table(raw, path, "budget.providers"), path, c)
-    return BudgetConfig(total=_limits(t, "budget", c), per_provider=per)
+    return BudgetConfig(
+        total=_limits(t, "budget", c), per_provider=per, scope=_scope(t["scope"], c, warehouse)
+    )
+
+
+def _scope(scope: str, c: Checker, warehouse: WarehouseConfig) -> str:
+    """``budget.scope``; "lake" on one file is refused: there the caps already count
+    every row in it, so the key could only mislead (sites on other machines cannot
+    share a file)."""
+    if scope not in BUDGET_SCOPES:
+        raise c.fail("budget.scope", f'expected "site" or "lake", got {scope!r}')
+    if scope == "lake" and warehouse.lake is None:
+        raise c.fail(
+            "budget.scope",
+            '"lake" needs warehouse.backend = "ducklake"; on one file the caps already'
+            " count every row in it",
+        )
+    return scope
 
 
 def _report(t: dict[str, Any], c: Checker, base: Path) -> ReportConfig:

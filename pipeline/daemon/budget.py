@@ -13,12 +13,18 @@ A day's ledger starts from what is already stored for it (``load_day``: the ware
 and the spool, as at start-up), read the first time the guard is asked about that day,
 not only for the day the process started on: a clock days ahead at boot and corrected
 back later returns to a day whose spend this process never saw.
+
+With ``budget.scope = "lake"`` (sites sharing one key) the caps also count the other
+sites' stored spend (``load_others``), read again before admissions at most every
+``others_every_s``: another site's run counts here once its row is in the lake, so the
+sites together can pass a cap by what is in flight or not yet flushed at once (README).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime
@@ -151,6 +157,8 @@ def _today() -> date:
 
 # A UTC day's stored spend per provider, rows billed without usage at these providers' prices.
 DayLoader = Callable[[date, Mapping[str, ProviderConfig]], Mapping[str, Spend]]
+# The same for the other sites of a lake; None when it could not be read.
+OthersLoader = Callable[[date, Mapping[str, ProviderConfig]], Mapping[str, Spend] | None]
 
 
 class BudgetGuard:
@@ -168,6 +176,9 @@ class BudgetGuard:
         long_share: float = 0.8,
         today: Callable[[], date] = _today,
         load_day: DayLoader | None = None,
+        load_others: OthersLoader | None = None,
+        others_every_s: float = 2.0,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self.budget = budget
         self.long_share = long_share
@@ -176,6 +187,13 @@ class BudgetGuard:
         self._days: dict[date, _Ledger] = {}  # a day has a ledger once its spend was read
         self.load_day = load_day  # None: nothing stored to read (tests, a fresh start)
         self._prices: dict[str, ProviderConfig] = {}  # what load_day prices stored rows at
+        # budget.scope = "lake": the other sites' stored spend per day, as last read
+        self.load_others = load_others
+        self._others: dict[date, dict[str, Spend]] = {}
+        self._others_read_at: dict[date, float] = {}
+        self._others_every_s = others_every_s
+        self._monotonic = monotonic
+        self._reading_others = False
 
     @property
     def spent(self) -> dict[str, Spend]:
@@ -187,6 +205,11 @@ class BudgetGuard:
         return self._ledger(self._day).reserved
 
     def configure(self, budget: BudgetConfig) -> None:
+        """New caps at once; a new ``scope`` only at a restart (start-up wires the reader
+        of the other sites' spend, or not)."""
+        if budget.scope != self.budget.scope:
+            log.warning("config reload: budget.scope takes effect after a restart")
+            budget = replace(budget, scope=self.budget.scope)
         self.budget = budget
 
     def use_prices(self, providers: Iterable[ProviderConfig]) -> None:
@@ -199,13 +222,30 @@ class BudgetGuard:
 
     async def prepare(self) -> None:
         """Read today's stored spend in a thread, if not read yet, so that ``reserve``
-        does not block the event loop on the warehouse (it would read it itself)."""
+        does not block the event loop on the warehouse (it would read it itself); and, for
+        a lake-wide budget, the other sites' spend when due."""
         day = self._today()
-        if day in self._days or self.load_day is None:
+        if day not in self._days and self.load_day is not None:
+            spent = await asyncio.to_thread(self.load_day, day, dict(self._prices))
+            if day not in self._days:  # not read meanwhile by a synchronous call
+                self._start_ledger(day, spent)
+        await self._read_others(day)
+
+    async def _read_others(self, day: date) -> None:
+        """The other sites' stored spend of ``day``, unless read within ``others_every_s``
+        or being read (one read at a time; admissions meanwhile use the last one)."""
+        last = self._others_read_at.get(day)
+        due = last is None or self._monotonic() - last >= self._others_every_s
+        if self.load_others is None or self._reading_others or not due:
             return
-        spent = await asyncio.to_thread(self.load_day, day, dict(self._prices))
-        if day not in self._days:  # not read meanwhile by a synchronous call
-            self._start_ledger(day, spent)
+        self._reading_others = True
+        try:
+            others = await asyncio.to_thread(self.load_others, day, dict(self._prices))
+        finally:
+            self._reading_others = False
+        self._others_read_at[day] = self._monotonic()
+        if others is not None:  # else: unreadable, keep the last (logged by the reader)
+            self._others[day] = {n: Spend(s.tokens, s.cost_usd) for n, s in others.items()}
 
     def _ledger(self, day: date) -> _Ledger:
         ledger = self._days.get(day)
@@ -228,11 +268,16 @@ class BudgetGuard:
             self._day = today
             for old in [d for d in self._days if abs((d - today).days) > _KEEP_DAYS]:
                 del self._days[old]
+            for old in [d for d in self._others if abs((d - today).days) > _KEEP_DAYS]:
+                del self._others[old]
+                self._others_read_at.pop(old, None)
 
     def _totals(self, name: str | None) -> Spend:
-        """Spent plus reserved, for one provider or (None) all of them."""
+        """Spent plus reserved (plus, for a lake-wide budget, the other sites' stored
+        spend), for one provider or (None) all of them."""
         out = Spend()
-        for source in (self.spent, self._reserved):
+        others = self._others.get(self._day, {})
+        for source in (self.spent, self._reserved, others):
             for provider, spend in source.items():
                 if name is None or provider == name:
                     out.tokens += spend.tokens

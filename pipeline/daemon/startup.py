@@ -82,6 +82,8 @@ async def warm_start(
     # today's spend now, any other day's when the budget first meets it (a clock step)
     site = config.warehouse.own_site
     budget.load_day = state.DaySpend(patient, spool, site=site, paused=flusher.paused)
+    if config.budget.scope == "lake" and site is not None:  # one key, one bill: all sites
+        budget.load_others = state.OtherSitesSpend(patient, site)
     await budget.prepare()
     try:
         open_alerts = await asyncio.to_thread(state.open_alerts, patient)

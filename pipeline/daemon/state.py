@@ -32,6 +32,7 @@ from pipeline.warehouse import Warehouse, WarehouseError
 
 __all__ = [
     "DaySpend",
+    "OtherSitesSpend",
     "learned_chars_per_token",
     "open_alerts",
     "spool_spend",
@@ -73,15 +74,18 @@ def today_spend(
     providers: Mapping[str, ProviderConfig],
     *,
     site: str | None = None,
+    other_sites: bool = False,
 ) -> dict[str, Spend]:
     """Tokens and cost of live probes stored for ``day`` (UTC), per provider; a probe
     billed without usage at its worst case under the provider's configured prices.
-    ``site``: only that probe site's rows (a lake), else every row."""
+    ``site``: only that probe site's rows (a lake), else every row; ``other_sites``:
+    every row but that site's (a lake-wide budget's view of the others)."""
     bounds = [day_start(day), day_start(date.fromordinal(day.toordinal() + 1))]
     if site is None:
         frame = warehouse.query(_DAY_SPEND.format(site=""), bounds)
     else:
-        frame = warehouse.query(_DAY_SPEND.format(site="AND probe_site = ?"), [*bounds, site])
+        where = "AND probe_site IS DISTINCT FROM ?" if other_sites else "AND probe_site = ?"
+        frame = warehouse.query(_DAY_SPEND.format(site=where), [*bounds, site])
     out: dict[str, Spend] = {}
     for row in frame.iter_rows(named=True):
         name = row["provider"]
@@ -133,8 +137,8 @@ def spool_spend(
 class DaySpend:
     """One UTC day's live spend of this daemon's site: rows in the warehouse plus rows
     still in the spool. On a lake each site's cap is its own (its config's, probed with
-    its keys): another site's spend, seen only as far as it is flushed and only when a
-    day is first read, made neither a per-site nor a lake-wide cap.
+    its keys) unless ``budget.scope = "lake"``: then ``OtherSitesSpend`` adds the other
+    sites' stored spend, read again before admissions, not only when a day is first read.
 
     Flushes are held off (``paused``) between the two reads, so a row moving from the
     spool into the warehouse meanwhile is counted once. Best effort, as at start-up: a
@@ -174,6 +178,26 @@ class DaySpend:
             mine.cost_usd += spend.cost_usd
             mine.worst_case_usd += spend.worst_case_usd
         return spent
+
+
+class OtherSitesSpend:
+    """One UTC day's stored live spend of every site but this one, for a budget whose
+    caps span the lake (``budget.scope = "lake"``); read again and again through the
+    day, since other sites spend meanwhile. None when the lake cannot be read (the
+    guard then keeps what it read last)."""
+
+    def __init__(self, warehouse: Warehouse, site: str) -> None:
+        self._warehouse = warehouse
+        self._site = site
+
+    def __call__(
+        self, day: date, providers: Mapping[str, ProviderConfig]
+    ) -> dict[str, Spend] | None:
+        try:
+            return today_spend(self._warehouse, day, providers, site=self._site, other_sites=True)
+        except WarehouseError as exc:
+            log.warning("could not read the other sites' spend of %s: %s", day, exc)
+            return None
 
 
 def open_alerts(warehouse: Warehouse) -> set[str]:

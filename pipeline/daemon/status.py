@@ -51,6 +51,7 @@ class DaemonStatus:
     warehouse_error: str | None = None
     quarantined: int = 0  # spool lines the warehouse could not take (table quarantined_rows)
     rows_lost: int = 0  # results daemons could not spool, over all recorded sessions
+    spend_of_every_site: bool = False  # budget.scope = "lake": today's spend is the lake's
     notes: list[str] = field(default_factory=list)
 
 
@@ -125,10 +126,13 @@ def gather_status(
         # Several sites share a lake: this site's probes, not the last of any site's.
         own = config.warehouse.own_site
         site = [] if own is None else [own]
+        # the budget's view: this site's spend, or (scope "lake") every site's
+        result.spend_of_every_site = own is not None and config.budget.scope == "lake"
+        spend_site = None if result.spend_of_every_site else own
         site_sql = _SQL.format(site="" if own is None else "AND probe_site = ?")
         try:
             frame = warehouse.query(site_sql, [today, tomorrow, now + _AHEAD, *site])
-            spent = today_spend(warehouse, today.date(), prices, site=own)
+            spent = today_spend(warehouse, today.date(), prices, site=spend_site)
             events = read_site_events(warehouse, config, now)
             quarantined = warehouse.query("SELECT count(*) AS n FROM quarantined_rows")
             stored = stored_segments(warehouse, waiting.segments)
