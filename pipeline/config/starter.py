@@ -239,6 +239,7 @@ max_output_tokens = 64
 [budget]
 daily_cost_usd = 5.0
 daily_tokens = 10000000
+# scope = "lake"   # on a lake: count every site's spend (sites sharing one key), not this site's
 # [budget.providers.openai]
 # daily_cost_usd = 0.5
 
