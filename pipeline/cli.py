@@ -58,3 +58,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         sys.exit(1)
     # a command returns None; typer.Exit(code) comes back as its code
     sys.exit(status if isinstance(status, int) else 0)
+
+
+if __name__ == "__main__":  # `python -m pipeline.cli ...` without the console script
+    main()

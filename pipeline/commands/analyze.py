@@ -23,7 +23,11 @@ SOURCES = ("live", "synthetic")
 
 
 def parse_since(text: str, now: datetime | None = None) -> datetime:
-    """A date (2026-05-01), an ISO timestamp (UTC if no zone) or a look-back ("90d")."""
+    """A date (2026-05-01), an ISO timestamp (UTC if no zone) or a look-back ("90d").
+
+    A start after ``now`` is refused: it would record an analysis of no data at all.
+    """
+    now = now or datetime.now(UTC)
     try:
         value = datetime.fromisoformat(text)
     except ValueError:
@@ -36,8 +40,11 @@ def parse_since(text: str, now: datetime | None = None) -> datetime:
                 f'--since: expected a date, an ISO timestamp or a look-back such as "90d", '
                 f"got {text!r}"
             ) from None
-        return _look_back(text, look_back, now or datetime.now(UTC))
-    return value if value.tzinfo else value.replace(tzinfo=UTC)
+        return _look_back(text, look_back, now)
+    start = value if value.tzinfo else value.replace(tzinfo=UTC)
+    if start > now:
+        raise ValueError(f"--since: {text!r} is in the future (now {now:%Y-%m-%d %H:%M} UTC)")
+    return start
 
 
 def _look_back(text: str, look_back: timedelta, now: datetime) -> datetime:

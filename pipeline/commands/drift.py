@@ -10,6 +10,7 @@ one-token calls, ``check`` applies the alarm rule to the stored days. The files 
 from __future__ import annotations
 
 import asyncio
+import math
 from dataclasses import replace
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -29,9 +30,10 @@ from pipeline.config import ProviderConfig
 from pipeline.drift.baseline import Baseline, DriftSettings, baseline_path, load, save
 from pipeline.drift.collect import discover, sample_day
 
-__all__ = ["ALARM_EXIT", "register"]
+__all__ = ["ALARM_EXIT", "parse_day", "register"]
 
 ALARM_EXIT = 4  # the latest sampled day raised an alarm
+MAX_TEMPERATURE = 2.0  # the widest range a supported API accepts (OpenAI's 0..2)
 
 drift_app = typer.Typer(
     help="Border-input tracking: has the model behind a name changed (quantized, swapped)?",
@@ -58,11 +60,11 @@ def _stored(path: Path) -> Baseline:
 @drift_app.command("discover")
 def discover_command(
     provider: str = typer.Argument(..., help="Provider name from the config."),
-    candidates: int = typer.Option(_DEFAULTS.candidates, help="Prompts tried."),
-    calls: int = typer.Option(_DEFAULTS.discovery_calls, help="Calls per candidate."),
-    inputs: int = typer.Option(_DEFAULTS.inputs, help="Border inputs kept."),
-    reference_calls: int = typer.Option(_DEFAULTS.reference_calls, help="Calls per input."),
-    per_input: int = typer.Option(_DEFAULTS.per_input, help="Daily calls per input."),
+    candidates: int = typer.Option(_DEFAULTS.candidates, min=1, help="Prompts tried."),
+    calls: int = typer.Option(_DEFAULTS.discovery_calls, min=1, help="Calls per candidate."),
+    inputs: int = typer.Option(_DEFAULTS.inputs, min=1, help="Border inputs kept."),
+    reference_calls: int = typer.Option(_DEFAULTS.reference_calls, min=1, help="Calls per input."),
+    per_input: int = typer.Option(_DEFAULTS.per_input, min=1, help="Daily calls per input."),
     temperature: float = typer.Option(
         _DEFAULTS.temperature,
         help="0 relies on the server's own noise (B3IT); a deterministic server needs a "
@@ -70,6 +72,7 @@ def discover_command(
     ),
     logprob_calls: int = typer.Option(
         _DEFAULTS.logprob_calls,
+        min=0,
         help="Calls of the fixed prompt per logprob window (0: off; needs an API that "
         "returns logprobs).",
     ),
@@ -77,6 +80,10 @@ def discover_command(
     db: Path | None = DB_OPTION,
 ) -> None:
     """Find border inputs and store their reference (accepts a new baseline)."""
+    if not (math.isfinite(temperature) and 0 <= temperature <= MAX_TEMPERATURE):
+        fail(
+            f"--temperature: expected a number from 0 to {MAX_TEMPERATURE:g}, got {temperature}", 2
+        )
     chosen, path = _target(provider, config, db)
     settings = DriftSettings(
         candidates=candidates, discovery_calls=calls, inputs=inputs,
@@ -116,12 +123,10 @@ def sample_command(
     db: Path | None = DB_OPTION,
 ) -> None:
     """Spend one day's budget re-sampling the border inputs; store the day's distance."""
+    today = datetime.now(UTC).date()
+    when = parse_day(day, today) if day else today
     chosen, path = _target(provider, config, db)
     baseline = _stored(path)
-    try:
-        when = date.fromisoformat(day) if day else datetime.now(UTC).date()
-    except ValueError:
-        fail(f"--day: expected YYYY-MM-DD, got {day!r}", 2)
 
     async def go() -> None:
         async with httpx.AsyncClient() as client:
@@ -132,6 +137,18 @@ def sample_command(
     sample = next(d for d in baseline.days if d.day == when.isoformat())
     shown = "no answer" if sample.distance is None else f"{sample.distance:.3f}"
     typer.echo(f"{sample.day}: mean TV {shown} ({sample.calls} calls, {sample.failed} failed)")
+
+
+def parse_day(text: str, today: date) -> date:
+    """``--day``: a real date no later than ``today`` (UTC). A sample stored under a
+    future day would stay the latest, and ``check`` would judge it instead of each real day."""
+    try:
+        when = date.fromisoformat(text)
+    except ValueError:
+        fail(f"--day: expected YYYY-MM-DD, got {text!r}", 2)
+    if when > today:
+        fail(f"--day: {when} is in the future (today is {today}, UTC)", 2)
+    return when
 
 
 @drift_app.command("check")

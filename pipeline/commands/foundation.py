@@ -36,6 +36,8 @@ from pipeline.warehouse.sql_output import FORMATS, write_frame
 
 __all__ = ["register"]
 
+RELEASE_FORMATS = ("table", "csv", "json")  # the calendar prints; parquet needs --out
+
 config_app = typer.Typer(
     help="Validate the configuration and show what it will do.", no_args_is_help=True
 )
@@ -164,6 +166,8 @@ def releases_list(
     db: Path | None = DB_OPTION,
 ) -> None:
     """List known model releases, newest first."""
+    if fmt not in RELEASE_FORMATS:  # checked before the warehouse: bad input is not a traceback
+        fail(f"--format: expected one of {', '.join(RELEASE_FORMATS)}, got {fmt!r}", 2)
     warehouse = existing_warehouse(config, db)
     try:
         write_frame(list_releases(warehouse, vendor), fmt, None)

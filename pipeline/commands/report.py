@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -17,7 +19,10 @@ from pipeline.commands.common import (
 from pipeline.warehouse import WarehouseError
 from probes.secrets import Secrets
 
-__all__ = ["register"]
+if TYPE_CHECKING:
+    from pipeline.report.weeks import IsoWeek
+
+__all__ = ["refuse_a_future_week", "register"]
 
 DEFAULT_OUT = Path("nerfwatch-data/reports")
 
@@ -44,6 +49,8 @@ def report(
         chosen = parse_week(week) if week else None
     except ValueError as exc:
         fail(f"--week: {exc}", 2)
+    if chosen is not None:
+        refuse_a_future_week(chosen, datetime.now(UTC))
     warehouse = existing_warehouse(config, db)
     cfg = config_if_any(config)
     out_dir = out or (cfg.report.out_dir if cfg else DEFAULT_OUT)
@@ -55,6 +62,14 @@ def report(
     except OSError as exc:
         cannot_write("--out" if out else "report folder", out_dir, exc)
     typer.echo(str(path))
+
+
+def refuse_a_future_week(week: IsoWeek, now: datetime) -> None:
+    """Exit 2 if ``week`` has not begun at ``now``: its report would be an empty page
+    written beside the real ones and listed in the index."""
+    if week.start > now:
+        starts = f"it starts {week.start:%Y-%m-%d}, now is {now:%Y-%m-%d %H:%M} UTC"
+        fail(f"--week: {week.label} has not begun ({starts})", 2)
 
 
 def register(app: typer.Typer) -> None:
