@@ -18,9 +18,15 @@ from pathlib import Path
 
 import duckdb
 
-from pipeline.warehouse.errors import WarehouseBusy, WarehouseError, cannot_open, make_folder
+from pipeline.warehouse.errors import (
+    NewerFile,
+    WarehouseBusy,
+    WarehouseError,
+    cannot_open,
+    make_folder,
+)
 from pipeline.warehouse.extensions import offline
-from pipeline.warehouse.migrations import unchanged
+from pipeline.warehouse.migrations import NewerSchema, unchanged
 
 __all__ = ["FileStore"]
 
@@ -40,6 +46,18 @@ def _busy_message(path: Path, exc: BaseException, waited_s: float) -> str:
         f"warehouse {path} is locked by {holder}; waited {waited_s:.1f}s. "
         "Stop that process or retry when it is done."
     )
+
+
+def _cause(refusal: WarehouseError, exc: duckdb.Error) -> BaseException:
+    """What ``refusal`` to open the file is chained to: DuckDB's error, except that a newer
+    DuckDB's file is refused because of a ``NewerSchema``, the cause the daemon's start
+    treats as final (no flush could ever store a row in it, so it stops before any probe
+    instead of spooling for ever)."""
+    if not isinstance(refusal, NewerFile):
+        return exc
+    newer = NewerSchema(str(refusal))
+    newer.__cause__ = exc
+    return newer
 
 
 class FileStore:
@@ -100,7 +118,8 @@ class FileStore:
                 return attempt()
             except duckdb.Error as exc:
                 if not _is_lock_error(exc):
-                    raise cannot_open(self.path, exc) from exc
+                    refusal = cannot_open(self.path, exc)
+                    raise refusal from _cause(refusal, exc)
                 if time.monotonic() >= deadline:
                     waited = time.monotonic() - started
                     raise WarehouseBusy(_busy_message(self.path, exc, waited)) from None

@@ -12,6 +12,7 @@ import duckdb
 
 __all__ = [
     "LakeUnreachable",
+    "NewerFile",
     "SqlError",
     "WarehouseBusy",
     "WarehouseError",
@@ -37,6 +38,11 @@ class SqlError(WarehouseError):
 class LakeUnreachable(WarehouseError):
     """A lake's catalog failed under an attached store (removed, replaced, its server
     down); ``__cause__`` is DuckDB's error, to tell a busy catalog (worth another try)."""
+
+
+class NewerFile(WarehouseError):
+    """The file is in a newer DuckDB's storage format: this DuckDB can neither read nor
+    write it, now or after any wait."""
 
 
 class WarehouseBusy(WarehouseError):
@@ -69,7 +75,7 @@ def cannot_open(where: str | Path, exc: object) -> WarehouseError:
     """
     newer = _NEWER_FILE.search(str(exc))
     if newer is not None:
-        return WarehouseError(
+        return NewerFile(
             f"warehouse {where} was written by a newer DuckDB (storage version "
             f"{newer['found']}; DuckDB {duckdb.__version__} reads {newer['low']} to "
             f"{newer['high']}). Copy it to the 1.5 format with DuckDB 2.x: ATTACH "

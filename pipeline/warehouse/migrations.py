@@ -53,7 +53,9 @@ class SchemaError(Exception):
 
 
 class NewerSchema(SchemaError):
-    """The warehouse was migrated by a newer nerfwatch (a downgrade): nothing may write."""
+    """The warehouse was written by newer software: migrated by a newer nerfwatch (a
+    downgrade), or a file in a newer DuckDB's storage format (then it is the cause of a
+    ``NewerFile``). Nothing here may write, and waiting will not change that."""
 
 
 @dataclass(frozen=True, slots=True)
