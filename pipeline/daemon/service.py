@@ -188,7 +188,11 @@ class Daemon:
     async def _on_trigger(self, request: RunRequest) -> None:
         """A fired run: the gate admits it (and reserves its budget) or its row says why not."""
         assert self._runs is not None
-        await self.budget.prepare()  # a day first met (midnight, a clock step): its spend
+        try:
+            await self.budget.prepare()  # a day first met (midnight, a clock step): its spend
+        except asyncio.CancelledError:  # the stop cut it off before the gate saw it
+            await self._sink.skip(request.spec, request.planned, "shutdown")
+            raise
         admitted = self._gate.admit(request.spec)
         if isinstance(admitted, Refused):
             await self._sink.skip(request.spec, request.planned, admitted.reason)
@@ -279,7 +283,8 @@ class Daemon:
         await self._stopper.end_in_flight(
             self.config.daemon.shutdown_grace_s, self._bridge, self._runs
         )
-        self._bridge.shutdown()
+        self._bridge.shutdown()  # cancels fired runs still reading the day's spend
+        await self._stopper.end_fired(self._bridge)  # ... and each spools its row
         await self._tasks.drain()  # skipped-row writes, alert deliveries
         if self._flush_task is not None:
             await self._flush_task

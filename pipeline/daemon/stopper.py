@@ -111,6 +111,13 @@ class Stopper:
         """From now on every part refuses new runs."""
         self.stopping = True
 
+    async def end_fired(self, fired: _Fired) -> None:
+        """After the scheduler's shutdown cancelled the runs it had fired but no gate had
+        admitted yet (one waiting for a day's stored spend): wait for each to spool its
+        ``shutdown`` row, which it does as it unwinds, after this call began."""
+        if fired.outstanding:
+            await fired.wait_idle(_AFTER_GRACE_S)
+
     async def end_in_flight(self, grace_s: float, fired: _Fired, runs: _InFlight) -> None:
         """Wait up to ``grace_s`` for fired runs, then cancel the runs still probing."""
         if fired.outstanding:
