@@ -78,6 +78,16 @@ FROM probes WHERE started_at >= ? AND started_at < ?
 GROUP BY ALL ORDER BY provider, context_class
 """
 
+# Per day and context class, last week's days and this week's: ``week_moves`` compares
+# days, not probes, because probes within a day are correlated.
+_CLASS_DAYS = """
+SELECT provider, coalesce(context_class, 'short') AS context_class, day,
+       count(*) AS n, count(*) FILTER (WHERE ok) AS n_ok,
+       quantile_cont(ttft_ms, 0.50) FILTER (WHERE ok) AS ttft_p50
+FROM probes WHERE started_at >= ? AND started_at < ?
+GROUP BY ALL ORDER BY provider, context_class, day
+"""
+
 # sites_in_a_source: the most sites any one source has this week (sites are compared
 # within a source; simulated history's own site label is not a place probed from).
 _SITE_STATS = """
@@ -238,6 +248,7 @@ class ReportData:
     site_stats: pl.DataFrame = field(default_factory=pl.DataFrame)  # per provider and site
     median_bounds: pl.DataFrame = field(default_factory=pl.DataFrame)  # this week's TTFT p50 CI
     model_names: pl.DataFrame = field(default_factory=pl.DataFrame)  # per provider this week
+    class_days: pl.DataFrame = field(default_factory=pl.DataFrame)  # last week's and this week's
 
     @property
     def provider_names(self) -> list[str]:
@@ -340,6 +351,7 @@ def _load(read: _Reader, week: IsoWeek, now: datetime) -> ReportData:
         site_stats=read(_SITE_STATS, this_week),
         median_bounds=read(_MEDIAN_BOUNDS, this_week),
         model_names=read(_MODEL_NAMES, this_week),
+        class_days=read(_CLASS_DAYS, [prev_week[0], end]),
     )
 
 

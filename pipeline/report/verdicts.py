@@ -4,8 +4,8 @@ Verdicts rest on the analysis tables (phases, warning signs, change points). Wit
 finished analysis run, or before a provider has the baseline the phase analysis needs
 (``MIN_BASELINE_HOURS`` hours with short-context answers), they say so and what is
 missing rather than guess. How sure a verdict is comes from ``confidence.grade``; raw
-p- and q-values go to a details line. Week-over-week comparisons are descriptive only
-and are worded that way.
+p- and q-values go to a details line. Week-over-week lines carry an interval over days
+and appear only when it excludes no change (``week_moves``).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from pipeline.report.last_day import expected_gap, last_day, provisional_note
 from pipeline.report.model_names import model_names_this_week
 from pipeline.report.severity import SeverityBasis, describe, severity_basis
 from pipeline.report.upstream_words import mix_windows, served_by
+from pipeline.report.week_moves import week_moves
 
 __all__ = ["STAGES", "current_phase", "episode_start", "not_probed_lately", "verdicts"]
 
@@ -47,7 +48,6 @@ SIGNS = {
 }
 _EPISODES = {"degraded": "degradation", "recovering": "recovery", "stable": "stable stretch"}
 _SILENT = timedelta(days=1)  # no probe for longer before the data end: no verdict of "now"
-_MIN_PROBES = 5  # fewer probes of a class in a week say nothing about it
 _MIN_CHANGE = 0.05  # change points smaller than this are not worth a line in the verdict
 # An offline change point is listed only when its own test supports it: the search also
 # puts breaks where the test then finds nothing (p 0.79 for one live hour in the demo).
@@ -190,33 +190,11 @@ def _sign_qvalues(data: ReportData, provider: str) -> str:
     return "; ".join(parts)
 
 
-def _stat(frame: pl.DataFrame, provider: str, cls: str) -> dict[str, Any] | None:
-    part = frame.filter((pl.col("provider") == provider) & (pl.col("context_class") == cls))
-    return part.row(0, named=True) if part.height else None
-
-
 def _week_changes(data: ReportData, provider: str) -> list[str]:
-    """Descriptive week-over-week moves big enough to mention."""
-    notes = []
-    for cls in ("short", "long"):
-        now, before = _stat(data.week_stats, provider, cls), _stat(data.prev_stats, provider, cls)
-        if not now or not before or min(now["n"], before["n"]) < _MIN_PROBES:
-            continue
-        # a median of a handful of answers (an outage's survivors) is no week's TTFT
-        answered = min(now["n_ok"], before["n_ok"]) >= _MIN_PROBES
-        if answered and now["ttft_p50"] and before["ttft_p50"]:
-            change = now["ttft_p50"] / before["ttft_p50"] - 1
-            if abs(change) >= 0.10:
-                notes.append(
-                    f"{cls.capitalize()}-context TTFT p50 {fmt.ms(before['ttft_p50'])} → "
-                    f"{fmt.ms(now['ttft_p50'])} ({fmt.rel(change)} vs last week)"
-                )
-        err_now, err_before = 1 - now["n_ok"] / now["n"], 1 - before["n_ok"] / before["n"]
-        if abs(err_now - err_before) >= 0.02:
-            notes.append(
-                f"{cls.capitalize()}-context error rate {fmt.pct(err_before)} → {fmt.pct(err_now)}"
-            )
-    return notes
+    """Week-over-week moves whose interval over days excludes no change (``week_moves``)."""
+    days = data.class_days
+    mine = days.filter(pl.col("provider") == provider) if days.height else days
+    return week_moves(mine, week_start=data.week.start)
 
 
 def _analysis_changes(data: ReportData, provider: str) -> list[str]:
