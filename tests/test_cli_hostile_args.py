@@ -7,6 +7,7 @@ use year 9999, later than any clock this suite will meet.
 
 from __future__ import annotations
 
+import resource
 import subprocess
 import sys
 from datetime import UTC, date, datetime
@@ -21,6 +22,7 @@ from pipeline.commands.drift import parse_day
 from pipeline.commands.report import refuse_a_future_week
 from pipeline.report.weeks import IsoWeek
 from pipeline.warehouse import Warehouse
+from tests.support.mounts import unwritable_folder
 
 NOW = datetime(2026, 5, 1, 12, tzinfo=UTC)  # a Friday, in ISO week 2026-W18
 
@@ -175,3 +177,48 @@ def test_drift_refuses_unusable_options_before_any_call(
     assert (code, out, len(err)) == (2, "", 1), err
     assert option in err[0], err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["nerfwatch.toml"]
+
+
+def _file_size_limit() -> None:
+    """In the child only: files stop growing at 4 KiB, like a disk that is full (Python
+    ignores SIGXFSZ, so the write fails with EFBIG instead of killing the process)."""
+    resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+
+
+def test_init_on_a_full_disk_leaves_no_half_config(tmp_path: Path) -> None:
+    target = tmp_path / "nerfwatch.toml"
+    done = subprocess.run(
+        [sys.executable, "-m", "pipeline.cli", "init", str(target)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        preexec_fn=_file_size_limit,
+    )
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr
+    assert done.stderr == f"error: {target}: cannot write the config (File too large)\n"
+    assert list(tmp_path.iterdir()) == []  # neither a partial file nor a temporary
+
+
+def test_demo_dir_under_a_file_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "a-file").write_text("x", encoding="utf-8")
+    folder = tmp_path / "a-file" / "demo"
+    code, out, err = run_main(["demo", "--dir", str(folder)], capsys)
+    assert (code, out) == (2, "")
+    assert [line for line in err if line.strip()] == [
+        f"error: --dir: cannot write {folder}: Not a directory"
+    ]
+
+
+def test_demo_dir_on_a_read_only_folder_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with unwritable_folder(tmp_path) as locked:
+        folder = locked / "demo"
+        code, out, err = run_main(["demo", "--dir", str(folder)], capsys)
+        assert list(locked.iterdir()) == []
+    lines = [line for line in err if line.strip()]
+    assert (code in (1, 2), out, len(lines)) == (True, "", 1), err  # 1: EROFS, 2: EACCES
+    assert lines[0].startswith(f"error: --dir: cannot write {folder}: ")

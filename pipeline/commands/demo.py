@@ -6,13 +6,13 @@ import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from pipeline.commands.common import fail
+from pipeline.commands.common import cannot_write, fail
 
 if TYPE_CHECKING:
     from pipeline.demo import Advance
@@ -59,11 +59,22 @@ def demo(
             result = run_demo(options, _RichProgress(progress))
     except DemoError as exc:
         fail(str(exc), exc.exit_code)
+    except OSError as exc:
+        _os_failure(directory, exc)
     console.print(
         f"{result.history_rows:,} synthetic and {result.live_rows:,} live probes, "
         f"{result.elapsed_s:.0f} s. Report:"
     )
     typer.echo(str(result.report.resolve()))
+
+
+def _os_failure(directory: Path, exc: OSError) -> NoReturn:
+    """One line for a file-system failure: naming --dir when it is the working folder's
+    (read-only, under a file, a full disk), else the file the system refused."""
+    where = Path(exc.filename) if exc.filename else None
+    if where is None or where == directory or directory in where.parents:
+        cannot_write("--dir", directory, exc)
+    fail(f"demo stopped: {where}: {exc.strerror or type(exc).__name__}", 1)
 
 
 def register(app: typer.Typer) -> None:

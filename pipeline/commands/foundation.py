@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from pipeline.atomic_files import write_text_atomically
 from pipeline.commands.common import (
     CONFIG_OPTION,
     DB_OPTION,
@@ -53,8 +54,8 @@ def init(
     """Write a commented starter config with presets for common providers."""
     if path.exists() and not force:
         fail(f"{path} already exists (use --force to overwrite)", 2)
-    try:
-        path.write_text(STARTER_CONFIG, encoding="utf-8")
+    try:  # whole or not at all: a full disk must not leave half a config behind
+        write_text_atomically(path, STARTER_CONFIG)
     except OSError as exc:
         fail(f"{path}: cannot write the config ({exc.strerror or exc})", 2)
     typer.echo(f"wrote {path}; next: nerfwatch config check --config {path}")
