@@ -162,12 +162,13 @@ FROM probe_results WHERE started_at >= ? AND started_at < ?
 GROUP BY ALL ORDER BY provider, first_at
 """
 
+# One row per answer, not per hour of the week: ``heatmap`` pools hours into wider cells
+# when hourly ones are too thin for a median, and a median of medians is not the median.
 _HOUR_OF_WEEK = """
-SELECT provider, (isodow(started_at) - 1) AS dow, hour(started_at) AS hod,
-       count(ttft_ms) AS n, median(ttft_ms) AS ttft
+SELECT provider, (isodow(started_at) - 1) AS dow, hour(started_at) AS hod, ttft_ms AS ttft
 FROM probes
 WHERE started_at >= ? AND started_at < ? AND ok AND coalesce(context_class, 'short') = 'short'
-GROUP BY ALL
+  AND ttft_ms IS NOT NULL
 """
 
 _WEEK_HOURS = """

@@ -1,5 +1,10 @@
 """The hour-of-week heatmap: median short-context TTFT per weekday and hour, per provider.
 
+Hourly probing over four weeks puts 4 answers in an hour of the week: every cell was
+hatched and the chart said nothing. Cells are widened (``LEVELS``: blocks of hours, then
+weekdays pooled) until nearly all of them hold enough answers, and the caption says what
+a cell is.
+
 A cell's median is only coloured when it rests on ``MIN_CELL_PROBES`` answers: a cell of
 one slow answer was drawn as red as a real rush hour. With TTFT spread like the probes'
 (log-normal, sigma about 0.25) the median of 10 answers is within about +/-20 % of the
@@ -22,17 +27,65 @@ from matplotlib.patches import Rectangle
 from pipeline.report.context import Chart
 from pipeline.report.svg import figure_svg, new_figure, plain, style
 
-__all__ = ["MIN_CELL_PROBES", "HourGrid", "heatmap_chart", "heatmap_figure", "hour_grid"]
+__all__ = [
+    "LEVELS",
+    "MIN_CELL_PROBES",
+    "Cells",
+    "HourGrid",
+    "cells_for",
+    "heatmap_chart",
+    "heatmap_figure",
+    "hour_grid",
+]
 
 MIN_CELL_PROBES = 10
 _DAYS = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
 _THIN_FILL = "#f3f4f6"
 _TITLE_CHARS = 36
+_FILLED = 0.9  # a level is used when this share of its cells with answers has enough
+
+
+@dataclass(frozen=True, slots=True)
+class Cells:
+    """What one heatmap cell is: a weekday (or every day pooled) and a block of hours."""
+
+    pool_days: bool
+    hours: int
+
+    @property
+    def rows(self) -> int:
+        return 1 if self.pool_days else 7
+
+    @property
+    def cols(self) -> int:
+        return 24 // self.hours
+
+    def name(self, row: int, col: int) -> str:
+        """A cell in words, for its tooltip: "Tue 12-15h", "every day 06h"."""
+        day = "every day" if self.pool_days else _DAYS[row]
+        start = col * self.hours
+        hours = f"{start:02d}h" if self.hours == 1 else f"{start:02d}-{start + self.hours:02d}h"
+        return f"{day} {hours}"
+
+    def words(self) -> str:
+        """The caption's "a cell is ..."."""
+        span = "one hour" if self.hours == 1 else f"{self.hours} hours"
+        if self.pool_days:
+            return f"A cell is {span} of the day, all days of the last four weeks pooled"
+        return f"A cell is {span} of one weekday over the last four weeks"
+
+
+# Finest first: hour of week, wider blocks of the week, then hour of day (weekdays
+# pooled), then wider blocks of the day. Hourly probing over 28 days gives 4 answers an
+# hour of the week, too few; 3-hour blocks of the week give 12.
+LEVELS = tuple(Cells(False, h) for h in (1, 2, 3, 4)) + tuple(
+    Cells(True, h) for h in (1, 2, 3, 4, 6)
+)
 
 
 @dataclass(frozen=True, slots=True)
 class HourGrid:
-    """One provider's weekday x hour cells: TTFT over its median, and answer counts.
+    """One provider's cells: TTFT over its median, and answer counts.
 
     ``ratio`` is NaN where a cell has no answers or fewer than ``MIN_CELL_PROBES``."""
 
@@ -40,23 +93,42 @@ class HourGrid:
     count: np.ndarray[Any, Any]
 
     def thin_cells(self) -> list[tuple[int, int, int]]:
-        """(weekday, hour, answers) of the cells with answers, but too few to colour."""
-        days, hours = np.nonzero((self.count > 0) & (self.count < MIN_CELL_PROBES))
-        return [(int(d), int(h), int(self.count[d, h])) for d, h in zip(days, hours, strict=True)]
+        """(row, column, answers) of the cells with answers, but too few to colour."""
+        rows, cols = np.nonzero((self.count > 0) & (self.count < MIN_CELL_PROBES))
+        return [(int(r), int(c), int(self.count[r, c])) for r, c in zip(rows, cols, strict=True)]
 
 
-def hour_grid(part: pl.DataFrame) -> HourGrid:
-    """``part``'s cells relative to the median of its well-counted cells."""
-    ratio = np.full((7, 24), np.nan)
-    count = np.zeros((7, 24), dtype=int)
-    for row in part.iter_rows(named=True):
-        count[int(row["dow"]), int(row["hod"])] = int(row["n"])
-    judged = part.filter(pl.col("n") >= MIN_CELL_PROBES)
+def _binned(answers: pl.DataFrame, cells: Cells) -> pl.DataFrame:
+    """Per provider and cell: answers ``n`` and their median ``ttft``."""
+    row = pl.lit(0) if cells.pool_days else pl.col("dow")
+    col = pl.col("hod") // cells.hours
+    by = ["provider", row.alias("row"), col.alias("col")]
+    return answers.group_by(by).agg(pl.len().alias("n"), pl.col("ttft").median())
+
+
+def cells_for(answers: pl.DataFrame) -> Cells:
+    """The finest level at which most cells with answers (each provider's) have enough
+    for a median."""
+    for cells in LEVELS:
+        counts = _binned(answers, cells)["n"] if answers.height else pl.Series([0])
+        if (counts >= MIN_CELL_PROBES).mean() >= _FILLED:  # type: ignore[operator]
+            return cells
+    return LEVELS[-1]
+
+
+def hour_grid(answers: pl.DataFrame, cells: Cells) -> HourGrid:
+    """One provider's ``answers`` in ``cells``, relative to the median of its full cells."""
+    ratio = np.full((cells.rows, cells.cols), np.nan)
+    count = np.zeros((cells.rows, cells.cols), dtype=int)
+    binned = _binned(answers, cells)
+    for row in binned.iter_rows(named=True):
+        count[int(row["row"]), int(row["col"])] = int(row["n"])
+    judged = binned.filter(pl.col("n") >= MIN_CELL_PROBES)
     if judged.height == 0:
         return HourGrid(ratio, count)
     median = float(np.median(judged["ttft"].to_numpy()))
     for row in judged.iter_rows(named=True):
-        ratio[int(row["dow"]), int(row["hod"])] = row["ttft"] / median
+        ratio[int(row["row"]), int(row["col"])] = row["ttft"] / median
     return HourGrid(ratio, count)
 
 
@@ -71,45 +143,53 @@ def _short_name(provider: str) -> str:
     return provider if len(provider) <= _TITLE_CHARS else provider[: _TITLE_CHARS - 1] + "…"
 
 
-def heatmap_figure(how: pl.DataFrame, providers: list[str]) -> tuple[Figure, list[str]] | None:
-    """The figure, and one tooltip per thin cell in the order of their gids ``thin-<i>``."""
+def heatmap_figure(
+    how: pl.DataFrame, providers: list[str]
+) -> tuple[Figure, list[str], Cells] | None:
+    """The figure, one tooltip per thin cell in the order of their gids ``thin-<i>``, and
+    what a cell is (``cells_for``: one level for every panel, so they read alike)."""
     how = _usable(how)
     shown = [p for p in providers if how.filter(pl.col("provider") == p).height]
     if not shown:
         return None
+    cells = cells_for(how)
     cols = min(3, len(shown))
     rows = -(-len(shown) // cols)
     width = 9.0 if cols > 1 else 4.5
+    panel = 1.5 if cells.rows > 1 else 0.75
     fig = new_figure(
-        width, 0.25 + 1.5 * rows, margins=(0.5, 1.1, 0.3, 0.3), rows=rows, cols=cols,
-        gap_in=(0.45, 0.55),
+        width, 0.25 + panel * rows, margins=(0.5 if cells.rows > 1 else 0.75, 1.1, 0.3, 0.3),
+        rows=rows, cols=cols, gap_in=(0.45, 0.55),
     )  # fmt: skip
     axes = fig.subplots(rows, cols, squeeze=False)
     norm = TwoSlopeNorm(vmin=0.5, vcenter=1.0, vmax=2.0)
     tips: list[str] = []
     mesh = None
+    x_edges = np.arange(0, 25, cells.hours)
     for ax, provider in zip(axes.flat, shown, strict=False):
-        grid = hour_grid(how.filter(pl.col("provider") == provider))
-        mesh = ax.pcolormesh(np.clip(grid.ratio, 0.5, 2.0), cmap="RdBu_r", norm=norm)
-        for day, hour, n in grid.thin_cells():
-            cell = Rectangle((hour, day), 1, 1, facecolor=_THIN_FILL, edgecolor="#c4c8cf",
-                             hatch="////", lw=0)  # fmt: skip
+        grid = hour_grid(how.filter(pl.col("provider") == provider), cells)
+        clipped = np.clip(grid.ratio, 0.5, 2.0)
+        mesh = ax.pcolormesh(x_edges, np.arange(cells.rows + 1), clipped, cmap="RdBu_r", norm=norm)
+        for row, col, n in grid.thin_cells():
+            cell = Rectangle((col * cells.hours, row), cells.hours, 1, facecolor=_THIN_FILL,
+                             edgecolor="#c4c8cf", hatch="////", lw=0)  # fmt: skip
             cell.set_gid(f"thin-{len(tips)}")
             ax.add_patch(cell)
             answers = f"{n} answer" + ("" if n == 1 else "s")
-            tips.append(f"{provider}, {_DAYS[day]} {hour:02d}h UTC: {answers}, too few")
+            tips.append(f"{provider}, {cells.name(row, col)} UTC: {answers}, too few")
         ax.set_title(plain(_short_name(provider)), fontsize=8.5)
-        ax.set_yticks(np.arange(7) + 0.5, _DAYS, fontsize=7)
+        days = ["all days"] if cells.pool_days else _DAYS
+        ax.set_yticks(np.arange(cells.rows) + 0.5, days, fontsize=7)
         ax.set_xticks([0, 6, 12, 18, 24], ["0h", "6h", "12h", "18h", "24h"], fontsize=7)
         ax.set_xlim(0, 24)
-        ax.set_ylim(7, 0)
+        ax.set_ylim(cells.rows, 0)
         ax.grid(False)
     for ax in list(axes.flat)[len(shown) :]:
         ax.set_visible(False)
     if mesh is not None:
         cax = fig.add_axes((1 - 0.9 / width, 0.3, 0.1 / width, 0.5))
         fig.colorbar(mesh, cax=cax, label="× median TTFT", ticks=[0.5, 1, 2])
-    return fig, tips
+    return fig, tips, cells
 
 
 def _with_tooltips(svg: Markup, tips: list[str]) -> Markup:
@@ -127,15 +207,20 @@ def heatmap_chart(how: pl.DataFrame, providers: list[str]) -> Chart | None:
         drawn = heatmap_figure(how, providers)
         if drawn is None:
             return None
-        fig, tips = drawn
+        fig, tips, cells = drawn
         svg = _with_tooltips(figure_svg(fig, "heatmap", label="TTFT by hour of week"), tips)
+    pooled = (
+        ""
+        if cells == LEVELS[0]
+        else " (hours are pooled: an hour of the week held too few answers for a median)"
+    )
     return Chart(
         "heatmap",
         "Hour of week",
-        "Median short-context TTFT in each hour of the week (UTC) over the last four "
-        "weeks, relative to the provider's median hour. Red hours are slower. Hours with "
+        f"{cells.words()}, in UTC{pooled}. Its colour is the median short-context TTFT "
+        "of its answers, relative to the provider's median cell. Red is slower. Cells with "
         f"fewer than {MIN_CELL_PROBES} answers are hatched grey, not coloured: too few "
-        "for a median (hover for the count); blank hours had none. A regular pattern is "
+        "for a median (hover for the count); blank cells had none. A regular pattern is "
         "demand, not degradation.",
         svg,
     )
