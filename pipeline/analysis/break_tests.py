@@ -8,20 +8,23 @@ change of level anywhere between their neighbours (a max-type statistic over eve
 position the break could have taken, self-normalized, and calibrated by simulating it on
 an autoregression fitted to the window); rate breaks' dispersion is widened for busy
 spells that last days. The neighbours themselves were also chosen by the search and are
-not adjusted for.
+not adjusted for there. ``series_change_pvalue`` has no such neighbours: it tests the
+whole series for a level that moves anywhere (and may come back), so phases, which
+compare stretches the search chose, can require it too (``phases.series_gate``).
 """
 
 from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import NDArray
 from scipy import stats
 from scipy.signal import lfilter
 
-__all__ = ["day_dependence", "level_change_pvalue", "self_normalized"]
+__all__ = ["day_dependence", "level_change_pvalue", "self_normalized", "series_change_pvalue"]
 
 FloatArray = NDArray[np.float64]
 
@@ -71,14 +74,19 @@ def _self_normalized_rows(x: FloatArray) -> FloatArray:
 def _autoregression(x: FloatArray, max_order: int) -> FloatArray:
     """Coefficients of the AR(p) that fits ``x`` (mean zero) best by AIC, p <= ``max_order``
     (Levinson-Durbin on the biased autocovariances: always a stationary fit)."""
+    return _autoregression_with_variance(x, max_order)[0]
+
+
+def _autoregression_with_variance(x: FloatArray, max_order: int) -> tuple[FloatArray, float]:
+    """``_autoregression``'s coefficients and the fit's innovation variance."""
     n = x.size
     max_order = max(1, min(max_order, n // 10))
     f = np.fft.rfft(x, 2 * n)
     acov = np.fft.irfft(f * np.conj(f))[: max_order + 1] / n
     if acov[0] <= 0.0:
-        return np.zeros(0)
+        return np.zeros(0), 0.0
     phi, var = np.zeros(0), float(acov[0])
-    best, best_aic = np.zeros(0), n * math.log(var)
+    best, best_aic, best_var = np.zeros(0), n * math.log(var), var
     for p in range(1, max_order + 1):
         k = (acov[p] - phi @ acov[p - 1 : 0 : -1]) / var
         phi = np.concatenate([phi - k * phi[::-1], [k]])
@@ -87,8 +95,8 @@ def _autoregression(x: FloatArray, max_order: int) -> FloatArray:
             break
         aic = n * math.log(var) + 2 * p
         if aic < best_aic:
-            best, best_aic = phi.copy(), aic
-    return best
+            best, best_aic, best_var = phi.copy(), aic, var
+    return best, best_var
 
 
 def level_change_pvalue(window: FloatArray, at: int) -> float:
@@ -124,6 +132,50 @@ def level_change_pvalue(window: FloatArray, at: int) -> float:
     simulated = lfilter([1.0], ar, noise, axis=1)[:, _BURN_IN:]
     exceed = int(np.count_nonzero(_self_normalized_rows(simulated) >= observed))
     return (1 + exceed) / (1 + _REPLICATIONS)
+
+
+def series_change_pvalue(x: FloatArray, edges: Sequence[int]) -> float:
+    """p-value that the level of the whole series ``x`` (hourly; NaN ignored) changes
+    anywhere in it; ``edges``: 0, the breaks a search found, ``x.size``. NaN with under
+    12 values.
+
+    The series' own ends bound the window, so nothing the search chose enters the test:
+    the statistic is the largest change of level over every pair of positions a phase
+    could start and end at, the range of the CUSUM of the centred ranks,
+    (max_k B_k - min_k B_k) / sqrt(n lrv) with B_k = S_k - k S_n / n, and its null is that
+    maximum's: the range of a Brownian bridge (Kuiper's distribution; no floor, no
+    simulation). The range, not the largest |B_k| (one break), because a phase is mostly a
+    level that moves and comes back, where a one-break statistic loses most of its power;
+    a single step pays a little (5 % critical value 1.75 against 1.36). lrv, the long-run
+    variance of the ranks, is that of the AR(p) (AIC, p <= 48) fitted to the ranks centred
+    on each segment's mean, so a real change is not taken for persistence. It assumes
+    ranks that are a stationary autoregression of at most two days' memory around their
+    level; on a changeless series the segments also absorb a little wander, which the
+    false-alarm rate in tests/test_phase_false_alarms.py prices."""
+    finite = np.isfinite(x)
+    v = x[finite]
+    if v.size < _MIN_POINTS:
+        return float("nan")
+    u = stats.rankdata(v) / (v.size + 1) - 0.5
+    cuts = np.cumsum(np.concatenate([[0], finite]))[list(edges)]
+    pieces = [u[lo:hi] - u[lo:hi].mean() for lo, hi in itertools.pairwise(cuts) if hi > lo]
+    phi, innovation = _autoregression_with_variance(np.concatenate(pieces), _MAX_AR_ORDER)
+    lrv = innovation / max(1.0 - float(phi.sum()), 1e-3) ** 2
+    s = np.cumsum(u)
+    k = np.arange(1, v.size + 1)
+    bridge = s - k / v.size * s[-1]
+    return (
+        _kuiper_sf(float(bridge.max() - bridge.min()) / math.sqrt(v.size * lrv)) if lrv > 0 else 1.0
+    )
+
+
+def _kuiper_sf(x: float) -> float:
+    """P(range of a Brownian bridge > x) = 2 sum_j (4 j^2 x^2 - 1) exp(-2 j^2 x^2)
+    (Kuiper 1960); 1 below x = 0.4, where the series has not converged and p is ~1."""
+    if x < 0.4:
+        return 1.0
+    j2 = np.arange(1, 101, dtype=np.float64) ** 2
+    return float(min(1.0, max(0.0, 2.0 * np.sum((4 * j2 * x * x - 1) * np.exp(-2 * j2 * x * x)))))
 
 
 def day_dependence(

@@ -12,7 +12,9 @@
    deflated for the baseline's lag-1 autocorrelation, for latency; Fisher exact for errors,
    accuracy and sanity flags; errors and flags come in bursts, and wrong answers may cluster
    by day, so their counts are first divided by the baseline's day-to-day dispersion,
-   ``effects.day_dispersion``). A signal
+   ``effects.day_dispersion``). A latency signal's p is at least that of its whole series
+   changing level anywhere (``series_gate``): the Mann-Whitney compares stretches the
+   search chose, and alone it was < 0.01 on a quarter of changeless series. A signal
    *moved* when p < 0.01 and the effect passes a minimum worth reporting (latency +5 %,
    long-context penalty +10 %, time per output token +5 %, error rate x1.5 and +0.5 pt,
    accuracy -2 pt, flags x2). Output speed is tested as its inverse (time per token, so
@@ -47,6 +49,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from pipeline.analysis.break_tests import series_change_pvalue
 from pipeline.analysis.changepoints import detect
 from pipeline.analysis.effects import (
     day_dispersion,
@@ -142,8 +145,36 @@ def _level_shift(before: FloatArray, after: FloatArray) -> tuple[float, float] |
     return float(np.median(fa) - np.median(fb)), p
 
 
-def _compare(s: ProviderSeries, seg: tuple[int, int], base: tuple[int, int]) -> Segment:
-    """Which signals moved for the worse in ``seg`` relative to ``base``."""
+def _latency_signals(s: ProviderSeries) -> dict[str, FloatArray]:
+    """The latency signals ``_compare`` tests, by name, as it reads them."""
+    out = {"ttft_short": s.short}
+    if s.long is not None:
+        out["ttft_long"] = s.long
+        out["long_context_penalty"] = s.long - s.short
+    slowness = s.slowness()
+    if slowness is not None:
+        out["output_speed"] = slowness
+    return out
+
+
+def series_gate(s: ProviderSeries, edges: list[int]) -> dict[str, float]:
+    """For each latency signal, the p-value that its level changes anywhere in the series
+    (``break_tests.series_change_pvalue``, the search's breaks ``edges`` only centring the
+    fit). A segment's own test compares stretches the search chose, so it is small on
+    changeless noise too; a segment's p-value is the larger of the two, so a changeless
+    series shows a phase at p < alpha in at most about alpha of cases (closed testing:
+    the segment is tested only once the series as a whole has changed)."""
+    return {name: series_change_pvalue(x, edges) for name, x in _latency_signals(s).items()}
+
+
+def _compare(
+    s: ProviderSeries,
+    seg: tuple[int, int],
+    base: tuple[int, int],
+    gate: Mapping[str, float] | None = None,
+) -> Segment:
+    """Which signals moved for the worse in ``seg`` relative to ``base``; a latency
+    signal's p is at least its ``gate`` (``series_gate``), when given."""
     (lo, hi), (blo, bhi) = seg, base
     moved: dict[str, float] = {}
     pvals: dict[str, float] = {}
@@ -153,6 +184,8 @@ def _compare(s: ProviderSeries, seg: tuple[int, int], base: tuple[int, int]) -> 
         if shift is None:
             return
         effect, p = math.expm1(shift[0]), shift[1]
+        if gate is not None and name in gate:
+            p = max(p, gate[name])  # a NaN gate (under 12 values) never meets a test
         pvals[name] = p
         if p < _ALPHA and effect >= minimum:
             moved[name] = effect
@@ -262,7 +295,9 @@ def _counts_worse(
     return bool(moved)
 
 
-def _label(segments: list[Segment], s: ProviderSeries) -> list[Segment]:
+def _label(
+    segments: list[Segment], s: ProviderSeries, gate: Mapping[str, float] | None = None
+) -> list[Segment]:
     out: list[Segment] = []
     for seg in segments:
         label, stage = "stable", "stable"
@@ -276,13 +311,15 @@ def _label(segments: list[Segment], s: ProviderSeries) -> list[Segment]:
                 stage = "subtle_degradation"
             prev = out[-1] if out else None
             after_degraded = prev is not None and prev.label in ("degraded", "recovering")
-            if prev is not None and after_degraded and _improving(prev, seg, s):
+            if prev is not None and after_degraded and _improving(prev, seg, s, gate):
                 label, stage = "recovering", "recovery"
         out.append(Segment(seg.start, seg.end, seg.moved, seg.pvalues, label, stage))
     return out
 
 
-def _improving(prev: Segment, seg: Segment, s: ProviderSeries) -> bool:
+def _improving(
+    prev: Segment, seg: Segment, s: ProviderSeries, gate: Mapping[str, float] | None = None
+) -> bool:
     """The provider is on its way back. A label changes only on evidence, from the tests
     and minimum effects a segment is compared with the baseline by (``_compare``, here
     with the segment before as reference): a recovery goes on unless some signal got
@@ -291,9 +328,9 @@ def _improving(prev: Segment, seg: Segment, s: ProviderSeries) -> bool:
     a recovery a new major degradation whenever its error rate came out a little higher
     by chance, or crossed the bar against the baseline that the stretch before missed.)"""
     here, before = (seg.start, seg.end), (prev.start, prev.end)
-    if _compare(s, here, before).moved:
+    if _compare(s, here, before, gate).moved:
         return False
-    return prev.label == "recovering" or bool(_compare(s, before, here).moved)
+    return prev.label == "recovering" or bool(_compare(s, before, here, gate).moved)
 
 
 def find_phases(
@@ -306,11 +343,12 @@ def find_phases(
         return [], []
     edges = [0, *candidate_breaks(s, searched), n]
     base = _baseline(s, edges)
+    gate = series_gate(s, edges) if len(edges) > 2 else {}
     segments = [
-        _compare(s, (lo, hi), base) if (lo, hi) != base else Segment(lo, hi)
+        _compare(s, (lo, hi), base, gate) if (lo, hi) != base else Segment(lo, hi)
         for lo, hi in itertools.pairwise(edges)
     ]
-    labelled = refine_onsets(_label(segments, s), s)
+    labelled = refine_onsets(_label(segments, s, gate), s)
     return _merge_phases(labelled, s, base, seed), labelled
 
 
