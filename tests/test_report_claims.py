@@ -179,7 +179,7 @@ def test_a_phase_of_eight_probes_does_not_claim_confidence(
     assert "high confidence" not in verdict and "100" not in verdict.split("details")[0]
     # The p-value is in the details line only (stored as 1 - p, so a tiny one shows as a bound).
     assert (
-        "phase test p < 1e-15 at boundaries the search chose (optimistic)"
+        "phase test p < 1e-15 (latency: the search allowed for; counts: at the boundaries"
         in (verdict.split("details", 1)[1])
     ), verdict
 

@@ -25,10 +25,12 @@ share needs no interval test: the probe counts above bound it (a 95 % Wilson int
 at most +-9.8 points at ``MODERATE_PROBES`` and +-5.7 at ``HIGH_PROBES``).
 
 Each level carries the reasons it is not higher, so the reader sees what limits it.
-Raw p-values go to a details line, never into the verdict's sentence. The phase test's p is
-computed at the boundaries the change-point search chose, so it is smaller than the p of a
-test fixed in advance; the details line says so. How often a changeless series gets a
-phase is measured instead (``bench_analysis_accuracy.py``: false phases per 180 stable days).
+Raw p-values go to a details line, never into the verdict's sentence. A latency signal's
+phase p is at least that of a test of the whole series for a level change anywhere
+(``phases.series_gate``), so the search that placed the phase is allowed for; error,
+accuracy and flag counts are still tested at the boundaries the search chose, and the
+details line says which. How often a changeless series gets a phase is also measured
+(``bench_analysis_accuracy.py``: false phases per 180 stable days).
 """
 
 from __future__ import annotations
@@ -103,7 +105,10 @@ def _details(e: Evidence) -> str:
     if e.pvalue is not None and fmt.known(e.pvalue):
         # 1 - p was stored as a float: below ~1e-15 it rounds to 1 and p reads as 0.
         shown = "< 1e-15" if e.pvalue < 1e-15 else f"= {e.pvalue:.2g}"
-        parts.append(f"phase test p {shown} at boundaries the search chose (optimistic)")
+        parts.append(
+            f"phase test p {shown} (latency: the search allowed for; counts: at the "
+            "boundaries it chose)"
+        )
     if e.agreement is not None:
         parts.append(f"regime model agrees {fmt.pct(e.agreement, 0)}")
     return "; ".join(parts)
