@@ -23,6 +23,9 @@ __all__ = ["ClockWatch"]
 
 log = logging.getLogger("nerfwatch.daemon")
 
+_READ_SPREAD_S = 0.05  # wall read between two monotonic reads at most this far apart
+_READ_TRIES = 5
+
 
 class ClockWatch:
     """Calls ``on_step(seconds)`` (negative: backward) when the wall clock steps."""
@@ -48,7 +51,7 @@ class ClockWatch:
 
     def start(self) -> None:
         """Start looking (inside the running loop)."""
-        self._last = (self._wall(), self._monotonic(), self._slept())
+        self._last = self._read()
         self._handle = asyncio.get_running_loop().call_later(self._every_s, self._look)
 
     def stop(self) -> None:
@@ -57,7 +60,7 @@ class ClockWatch:
             self._handle = None
 
     def _look(self) -> None:
-        wall, mono, slept = self._wall(), self._monotonic(), self._slept()
+        wall, mono, slept = self._read()
         step = (wall - self._last[0]) - (mono - self._last[1])
         asleep = (slept - self._last[2]) / 1e9
         self._last = (wall, mono, slept)
@@ -65,6 +68,18 @@ class ClockWatch:
         if abs(step) > self._tolerance_s:
             self._explain(step, asleep)
             self._on_step(step)
+
+    def _read(self) -> tuple[float, float, int]:
+        """The clocks read together. A loaded machine may deschedule this thread between
+        the wall and the monotonic read; unnoticed, that pause counts as a step of its
+        length, and a 1 s pause re-timed the jobs by a phantom second (a run fired twice)."""
+        for _ in range(_READ_TRIES):
+            before = self._monotonic()
+            wall, slept = self._wall(), self._slept()
+            after = self._monotonic()
+            if after - before <= _READ_SPREAD_S:
+                break
+        return wall, (before + after) / 2, slept
 
     def _explain(self, step: float, asleep: float) -> None:
         """One line saying what moved the wall clock."""
