@@ -180,9 +180,9 @@ def test_drift_refuses_unusable_options_before_any_call(
 
 
 def _file_size_limit() -> None:
-    """In the child only: files stop growing at 4 KiB, like a disk that is full (Python
+    """In the child only: files stop growing at 8 KiB, like a disk that is full (Python
     ignores SIGXFSZ, so the write fails with EFBIG instead of killing the process)."""
-    resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (8192, 8192))
 
 
 def test_init_on_a_full_disk_leaves_no_half_config(tmp_path: Path) -> None:
@@ -222,3 +222,27 @@ def test_demo_dir_on_a_read_only_folder_is_one_line(
     lines = [line for line in err if line.strip()]
     assert (code in (1, 2), out, len(lines)) == (True, "", 1), err  # 1: EROFS, 2: EACCES
     assert lines[0].startswith(f"error: --dir: cannot write {folder}: ")
+
+
+def test_a_warehouse_cut_short_by_a_full_disk_is_not_left_to_block_later_runs(
+    tmp_path: Path,
+) -> None:
+    """DuckDB's header needs 12 KiB; at 8 KiB the new file is cut inside it. Left behind,
+    every later open failed ('Could not read enough bytes'), even with space again."""
+    db = tmp_path / "nw.duckdb"
+    argv = ["releases", "add", "OpenAI", "GPT-X", "2026-01-01", "--db", str(db)]
+    command = [sys.executable, "-m", "pipeline.cli", *argv]
+    full = subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        preexec_fn=_file_size_limit,
+    )
+    assert (full.returncode, full.stdout, len(full.stderr.splitlines())) == (1, "", 1)
+    assert full.stderr.startswith(f"error: cannot open warehouse {db}: ")
+    assert "File too large" in full.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+    again = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    assert again.returncode == 0, again.stderr

@@ -48,6 +48,9 @@ def _busy_message(path: Path, exc: BaseException, waited_s: float) -> str:
     )
 
 
+_HEADER_BYTES = 3 * 4096  # DuckDB's file header and its two database headers
+
+
 def _cause(refusal: WarehouseError, exc: duckdb.Error) -> BaseException:
     """What ``refusal`` to open the file is chained to: DuckDB's error, except that a newer
     DuckDB's file is refused because of a ``NewerSchema``, the cause the daemon's start
@@ -89,11 +92,31 @@ class FileStore:
     def schema_connection(self) -> Iterator[duckdb.DuckDBPyConnection]:
         """A plain read-write connection for migrations (the folder is created first)."""
         make_folder(self.path.parent)
-        con = self._open(read_only=False)
+        created = not self.path.exists()
+        try:
+            con = self._open(read_only=False)
+        except WarehouseBusy:
+            raise  # another process holds the file: it is that process's, never ours
+        except WarehouseError:
+            if created:
+                self._remove_cut_header()
+            raise
         try:
             yield con
         finally:
             con.close()
+
+    def _remove_cut_header(self) -> None:
+        """Remove a file this process began and a full disk cut short inside DuckDB's
+        header: every later open would fail on it, space or not. A file holding a whole
+        header may be another process's (it created the file meanwhile) and is kept."""
+        try:
+            cut_short = self.path.stat().st_size < _HEADER_BYTES
+        except OSError:
+            return
+        if cut_short:
+            self.path.unlink(missing_ok=True)
+            self.path.with_name(f"{self.path.name}.wal").unlink(missing_ok=True)
 
     def _open(self, read_only: bool) -> duckdb.DuckDBPyConnection:
         """Open the file, retrying while another process holds the lock."""
