@@ -9,6 +9,7 @@ each with a deadline.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -78,7 +79,8 @@ def test_a_backward_step_neither_stalls_nor_doubles_the_schedule(
         with time_machine.travel(datetime(2026, 11, 20, 12, 0, tzinfo=UTC), tick=True) as clock:
             daemon = Daemon(config, probe_fn=runner, tuning=QUIET)  # type: ignore[arg-type]
             task = asyncio.create_task(daemon.run())
-            await wait_until_async(lambda: len(runner.began) >= 2, what="two probes")
+            # a start-up under load ~35 took over a minute
+            await wait_until_async(lambda: len(runner.began) >= 2, 180, what="two probes")
             clock.shift(-step_s)
             before = len(runner.began)
             # Before the fix the scheduler idled until the wall clock caught up: a minute
@@ -149,8 +151,11 @@ def test_a_resumed_suspend_wakes_the_schedule_with_one_run_and_misfire_rows(
     stats, resumed = asyncio.run(main())
     rows = _rows(config)
     assert len(rows) == stats.scheduled == stats.rows
-    # No burst on the provider: at most the one coalesced run after the resume.
-    assert len([t for t in runner.began if t >= resumed]) <= 1, runner.began
+    # No burst on the provider: the one coalesced run after the resume, then the minute
+    # job's usual spacing (a loaded machine may take over a minute to account for a
+    # week's rows, and the next minute's run is then a due run, not a catch-up).
+    after = [t for t in runner.began if t >= resumed]
+    assert all(b - a > 30 for a, b in itertools.pairwise(after)), runner.began
     missed = [r for r in rows if r["skip_reason"] == "misfire"]
     assert len(missed) >= due - 1
     assert len({r["started_at"] for r in missed}) == len(missed)  # one row per run
