@@ -210,8 +210,10 @@ def _print_growth(snapshots: list[tracemalloc.Snapshot]) -> None:
         return
     print("tracemalloc (with --trace the RSS above includes the snapshots themselves;")
     print("traced_MiB is the daemon's heap): top growth from the second sample to the last")
-    for stat in snapshots[-1].compare_to(snapshots[1], "lineno")[:12]:
-        print(f"  {stat.size_diff / 1024:+9.1f} KiB {stat.count_diff:+7d} blocks  {stat.traceback}")
+    for stat in snapshots[-1].compare_to(snapshots[1], "traceback")[:12]:
+        print(f"  {stat.size_diff / 1024:+9.1f} KiB {stat.count_diff:+7d} blocks")
+        for line in stat.traceback.format(most_recent_first=True):
+            print(f"      {line}")
 
 
 def main() -> None:
