@@ -108,22 +108,24 @@ class Warehouse:
     @contextmanager
     def connect(self, *, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
         """A short-lived connection; the schema is brought up to date first."""
-        missing = read_only and not self._store.exists()
-        if missing or (not self._migrated and (not read_only or self._behind())):
+        if (read_only and not self._store.exists()) or (not read_only and not self._migrated):
             self.migrate()
+        if read_only and not self._migrated and not self._schema_read:
+            with self._store.connect(read_only=True) as con:
+                if not self._behind(con):
+                    yield con
+                    return
+            self.migrate()  # the reading connection is closed: migrating needs the file
         with self._store.connect(read_only=read_only) as con:
             yield con
 
-    def _behind(self) -> bool:
-        """Whether an existing warehouse lacks one of this code's migrations (read once per
-        instance). After an upgrade a reader (``report``, ``sql``) would fail on a missing
-        table or column, so it migrates first, as any writer would; a newer warehouse is
-        not behind and stays read-only."""
-        if self._schema_read:
-            return False
+    def _behind(self, con: duckdb.DuckDBPyConnection) -> bool:
+        """Whether an existing warehouse lacks one of this code's migrations, read on the
+        connection the read will use (once per instance). After an upgrade a reader
+        (``report``, ``sql``) would fail on a missing table or column, so it migrates first,
+        as any writer would; a newer warehouse is not behind and stays read-only."""
         try:
-            with self._store.connect(read_only=True) as con:
-                applied = _applied_migrations(con)
+            applied = _applied_migrations(con)
         except duckdb.Error:  # unreadable now (a lake's data away): the read says so itself
             return False
         self._schema_read = True
