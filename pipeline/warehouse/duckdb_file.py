@@ -9,6 +9,7 @@ reported as ``WarehouseBusy`` naming the holder, never as a raw DuckDB error.
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import threading
 import time
@@ -87,6 +88,11 @@ class FileStore:
 
     def exists(self) -> bool:
         return self.path.exists()
+
+    def writable(self) -> bool:
+        """Whether this process may write the file and create its WAL beside it (false on a
+        read-only mount, for root too)."""
+        return os.access(self.path, os.W_OK) and os.access(self.path.parent, os.W_OK)
 
     @contextmanager
     def schema_connection(self) -> Iterator[duckdb.DuckDBPyConnection]:

@@ -10,6 +10,7 @@ backend's ``translate``, and every idempotent insert is the same anti-join
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
@@ -38,6 +39,8 @@ from pipeline.warehouse.transactions import rollback
 __all__ = ["Warehouse"]
 
 T = TypeVar("T")
+
+log = logging.getLogger("nerfwatch.warehouse")
 
 _INCOMING = "SELECT * FROM _incoming"  # a frame being inserted, registered under this name
 
@@ -115,9 +118,25 @@ class Warehouse:
                 if not self._behind(con):
                     yield con
                     return
-            self.migrate()  # the reading connection is closed: migrating needs the file
+            self._migrate_to_read()  # the reading connection is closed: migrating needs it
         with self._store.connect(read_only=read_only) as con:
             yield con
+
+    def _migrate_to_read(self) -> None:
+        """Migrate a file behind before reading it. One nobody here may write (a read-only
+        mount, an archived copy) is read as it stands, with a warning, rather than not at
+        all: its tables are still there to read."""
+        try:
+            self.migrate()
+        except WarehouseError as exc:
+            if self._file is None or self._file.writable():
+                raise
+            log.warning(
+                "warehouse %s lacks migrations but cannot be written, so it is read as it "
+                "stands; what they add is missing (%s)",
+                self.where,
+                exc,
+            )
 
     def _behind(self, con: duckdb.DuckDBPyConnection) -> bool:
         """Whether an existing warehouse lacks one of this code's migrations, read on the
