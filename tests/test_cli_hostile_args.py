@@ -246,3 +246,24 @@ def test_a_warehouse_cut_short_by_a_full_disk_is_not_left_to_block_later_runs(
     assert sorted(p.name for p in tmp_path.iterdir()) == []
     again = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
     assert again.returncode == 0, again.stderr
+
+
+def test_a_sql_file_that_is_not_utf8_names_the_file_and_line(
+    db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    query = tmp_path / "q.sql"
+    query.write_bytes(b"SELECT 1,\n'\xff' AS x\n")
+    code, out, err = run_main(["sql", str(query), "--db", str(db)], capsys)
+    assert (code, out) == (2, "")
+    assert err == [f"error: {query}:2: not UTF-8 text (byte 0xff)"]
+
+
+def test_simulate_history_refuses_an_end_in_the_future(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "h.duckdb"
+    argv = ["simulate", "history", "--db", str(db), "--days", "1", "--end", "9998-12-31"]
+    code, out, err = run_main(argv, capsys)
+    assert (code, out, len(err)) == (2, "", 1)
+    assert err[0].startswith("error: --end: 9998-12-31 00:00 UTC is in the future (now ")
+    assert list(tmp_path.iterdir()) == []

@@ -112,6 +112,9 @@ def history_command(
     when = end.replace(tzinfo=UTC) if end and end.tzinfo is None else end
     if when is not None and when.year == datetime.max.year:
         fail(f"--end: expected a time before the year {when.year}, got {end}", 2)
+    now = datetime.now(UTC)
+    if when is not None and when > now:  # rows from the future would pass for the latest data
+        fail(f"--end: {when:%Y-%m-%d %H:%M} UTC is in the future (now {now:%Y-%m-%d %H:%M})", 2)
     try:
         window(sim, days, when)  # bad days (NaN, <= 0, before year 1) refused before any write
     except ValueError as exc:

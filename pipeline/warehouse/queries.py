@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 from pipeline.resources import sql_dir
+from pipeline.text_files import NotUtf8, decode_utf8
 
 __all__ = ["QueryError", "canned_queries", "query_header", "resolve_sql"]
 
@@ -43,7 +44,12 @@ def resolve_sql(arg: str) -> str:
         path = Path(arg)
         if not path.is_file():
             raise QueryError(f"{arg}: no such SQL file")
-        return path.read_text(encoding="utf-8")
+        try:
+            return decode_utf8(path.read_bytes())
+        except NotUtf8 as exc:
+            raise QueryError(f"{arg}:{exc.line}: {exc}") from None
+        except OSError as exc:
+            raise QueryError(f"{arg}: cannot read: {exc.strerror or exc}") from None
     if re.fullmatch(r"[a-z0-9_]+", arg):
         raise QueryError(f"{arg}: not a canned query (see nerfwatch sql --list) nor SQL")
     return arg
