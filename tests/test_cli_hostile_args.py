@@ -104,20 +104,14 @@ def test_a_week_that_has_not_begun_is_refused(capsys: pytest.CaptureFixture[str]
     ]
 
 
-def test_report_for_a_future_week_writes_nothing(db: Path, tmp_path: Path) -> None:
-    """A real process: no traceback, one line, and no page or index written."""
+def test_report_for_a_future_week_writes_nothing(
+    db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out_dir = tmp_path / "reports"
     argv = ["report", "--week", "9999-W01", "--db", str(db), "--out", str(out_dir)]
-    done = subprocess.run(
-        [sys.executable, "-m", "pipeline.cli", *argv],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert (done.returncode, done.stdout) == (2, ""), done.stderr
-    assert done.stderr.startswith("error: --week: 9999-W01 has not begun (it starts 9999-01-04")
-    assert len(done.stderr.splitlines()) == 1
+    code, out, err = run_main(argv, capsys)
+    assert (code, out, len(err)) == (2, "", 1)
+    assert err[0].startswith("error: --week: 9999-W01 has not begun (it starts 9999-01-04")
     assert not out_dir.exists()
 
 
@@ -244,8 +238,9 @@ def test_a_warehouse_cut_short_by_a_full_disk_is_not_left_to_block_later_runs(
     assert full.stderr.startswith(f"error: cannot open warehouse {db}: ")
     assert "File too large" in full.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == []
-    again = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
-    assert again.returncode == 0, again.stderr
+    with pytest.raises(SystemExit) as again:  # with space again, the same command works
+        main(argv)
+    assert again.value.code == 0
 
 
 def test_a_sql_file_that_is_not_utf8_names_the_file_and_line(
@@ -267,3 +262,19 @@ def test_simulate_history_refuses_an_end_in_the_future(
     assert (code, out, len(err)) == (2, "", 1)
     assert err[0].startswith("error: --end: 9998-12-31 00:00 UTC is in the future (now ")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="'nerfwatch sql' is documented read-only, but DuckDB's read-only connection still "
+    "runs COPY ... TO and EXPORT DATABASE, writing files beside --out's whole-or-nothing "
+    "path; the refusal belongs in Warehouse.query (pipeline/warehouse/warehouse.py, being "
+    "edited by another engineer: reported)",
+)
+def test_sql_does_not_write_files(
+    db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run_main(["sql", "COPY (SELECT 1) TO 'out.csv'", "--db", str(db)], capsys)
+    assert code == 2 and len(err) == 1, (code, out, err)
+    assert not (tmp_path / "out.csv").exists()
