@@ -15,6 +15,7 @@ from markupsafe import Markup
 from pipeline.report.sites import SitesView
 
 __all__ = [
+    "QUIET_WEEK",
     "AnalysisInfo",
     "Chart",
     "ComparisonRow",
@@ -29,6 +30,8 @@ __all__ = [
     "SignView",
     "Verdict",
 ]
+
+QUIET_WEEK = "No notable change this week."
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +81,13 @@ class Verdict:
     outlook: str = ""  # with too little data: what it cannot tell yet and what it needs
     details: str = ""  # the raw numbers behind the confidence: probes, CI, p- and q-values
     failing: str = ""  # every probe of the last hours failed (``failing_now``), or ""
+
+    @property
+    def quiet(self) -> bool:
+        """Stable, nothing firing and nothing new this week: one line, not a card (25
+        cards took four screens, most of them saying nothing)."""
+        nothing = self.changes in ([QUIET_WEEK], [])
+        return self.tone == "ok" and not (self.signs or self.failing or self.outlook) and nothing
 
 
 @dataclass(frozen=True, slots=True)

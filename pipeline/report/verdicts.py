@@ -19,7 +19,7 @@ import polars as pl
 from pipeline.report import fmt
 from pipeline.report.baseline import MIN_BASELINE_HOURS, answered_hours
 from pipeline.report.confidence import Evidence, grade
-from pipeline.report.context import SignView, Verdict
+from pipeline.report.context import QUIET_WEEK, SignView, Verdict
 from pipeline.report.data import ReportData
 from pipeline.report.failing_now import failing_now
 from pipeline.report.last_day import expected_gap, last_day, provisional_note
@@ -362,7 +362,7 @@ def _phase_verdict(data: ReportData, provider: str, model: str) -> Verdict:
     changes = model_names_this_week(data, provider) + changes
     if not changes:
         probed = data.week_stats.filter(pl.col("provider") == provider).height > 0
-        changes = ["No notable change this week." if probed else "No probes this week."]
+        changes = [QUIET_WEEK if probed else "No probes this week."]
     signs, qvalues = _signs(data, provider), _sign_qvalues(data, provider)
     phase = current_phase(data.result("phases"), provider, data.now)
     if outlook or data.analysis_run is None or phase is None:
