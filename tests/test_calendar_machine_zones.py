@@ -68,3 +68,48 @@ def test_hourly_buckets_are_utc_hours_whatever_the_machines_zone(
         ["2026-12-31T23:00:00+00:00", 1],
         ["2027-01-01T00:00:00+00:00", 1],
     ]
+
+
+_VIEW_THERE = """
+import json, sys
+import duckdb
+con = duckdb.connect(sys.argv[1], read_only=True)
+rows = con.sql("SELECT epoch(hour), epoch(day) FROM probes ORDER BY started_at").fetchall()
+query = open(sys.argv[2]).read().rstrip().rstrip(";")
+spend = con.sql(f"SELECT epoch(day) FROM ({query})").fetchall()
+print(json.dumps({"probes": rows, "daily_spend": [day for (day,) in spend]}))
+"""
+
+
+@pytest.mark.parametrize("zone", ["Asia/Kathmandu", "America/St_Johns", "Pacific/Kiritimati"])
+def test_views_bucket_utc_hours_and_days_in_the_plain_duckdb_client(
+    warehouse: Warehouse, zone: str
+) -> None:
+    """A user's own ``duckdb`` session (no ``SET TimeZone``) sees the report's UTC buckets."""
+    frame = probe_frame([Series("alpha", "alpha-short", "short")], end=EARLY, days=2 / 24)
+    frame = frame.with_columns(
+        started_at=pl.Series([LATE, EARLY], dtype=pl.Datetime("us", "UTC")),
+        error_class=pl.lit("ok"),
+    )
+    warehouse.insert_frame("probe_results", frame, key="run_id")
+    query = REPO / "sql" / "queries" / "daily_spend.sql"
+    done = subprocess.run(
+        [sys.executable, "-c", _VIEW_THERE, str(warehouse.path), str(query)],
+        env={**os.environ, "TZ": zone},
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    last_hour, new_year = LATE.replace(minute=0), EARLY.replace(minute=0)
+    assert seen["probes"] == [
+        [last_hour.timestamp(), LATE.replace(hour=0, minute=0).timestamp()],
+        [new_year.timestamp(), new_year.timestamp()],
+    ]
+    assert sorted(seen["daily_spend"]) == [
+        LATE.replace(hour=0, minute=0).timestamp(),
+        new_year.timestamp(),
+    ]

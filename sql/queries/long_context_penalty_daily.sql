@@ -1,6 +1,6 @@
 -- name: long_context_penalty_daily
 -- answers: Is long context getting slower relative to short context, day by day?
-SELECT provider, date_trunc('day', hour) AS day,
+SELECT provider, timezone('UTC', date_trunc('day', timezone('UTC', hour))) AS day,
        round(median(penalty_ratio), 2) AS penalty_ratio_p50,
        sum(n_long) AS n_long, sum(n_short) AS n_short
 FROM long_context_penalty

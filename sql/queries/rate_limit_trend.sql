@@ -1,6 +1,6 @@
 -- name: rate_limit_trend
 -- answers: Are the providers' reported rate limits shrinking, day by day?
-SELECT provider, date_trunc('day', hour) AS day,
+SELECT provider, timezone('UTC', date_trunc('day', timezone('UTC', hour))) AS day,
        median(requests_limit_p50) AS requests_limit, median(tokens_limit_p50) AS tokens_limit,
        round(min(requests_headroom_min), 3) AS requests_headroom_min,
        round(min(tokens_headroom_min), 3) AS tokens_headroom_min

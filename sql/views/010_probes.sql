@@ -3,8 +3,10 @@
 CREATE OR REPLACE VIEW probes AS
 SELECT
     *,
-    date_trunc('hour', started_at) AS hour,
-    date_trunc('day', started_at)  AS day,
+    -- UTC hours and days whatever the session's TimeZone (the plain duckdb CLI uses the
+    -- machine's zone; in Kathmandu, +5:45, its hours began at :15), as the report counts them
+    timezone('UTC', date_trunc('hour', timezone('UTC', started_at))) AS hour,
+    timezone('UTC', date_trunc('day', timezone('UTC', started_at)))  AS day,
     error_class = 'ok'             AS ok,
     CASE WHEN score_strict IS NULL THEN NULL ELSE score_strict = 'correct' END AS correct,
     -- answer flags only (probes.sanity.ANSWER_FLAGS); metadata flags stay in sanity_flags
