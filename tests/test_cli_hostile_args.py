@@ -264,17 +264,23 @@ def test_simulate_history_refuses_an_end_in_the_future(
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="'nerfwatch sql' is documented read-only, but DuckDB's read-only connection still "
-    "runs COPY ... TO and EXPORT DATABASE, writing files beside --out's whole-or-nothing "
-    "path; the refusal belongs in Warehouse.query (pipeline/warehouse/warehouse.py, being "
-    "edited by another engineer: reported)",
+@pytest.mark.parametrize(
+    ("statement", "written"),
+    [
+        ("COPY (SELECT 1) TO 'out.csv'", "out.csv"),
+        ("SELECT 1; EXPORT DATABASE 'dump'", "dump"),
+        ("ATTACH 'other.duckdb' AS other", "other.duckdb"),
+    ],
 )
 def test_sql_does_not_write_files(
-    db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    db: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    statement: str,
+    written: str,
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    code, out, err = run_main(["sql", "COPY (SELECT 1) TO 'out.csv'", "--db", str(db)], capsys)
-    assert code == 2 and len(err) == 1, (code, out, err)
-    assert not (tmp_path / "out.csv").exists()
+    code, out, err = run_main(["sql", statement, "--db", str(db)], capsys)
+    assert code == 2 and len(err) == 1 and "refused" in err[0], (code, out, err)
+    assert not (tmp_path / written).exists()

@@ -308,6 +308,7 @@ class Warehouse:
                 statements = con.extract_statements(sql)
                 if not statements:
                     raise SqlError("no SQL statement given")
+                _refuse_file_writes(statements)
                 for statement in statements[:-1]:
                     con.execute(statement)
                 relation = con.sql(statements[-1].query, params=params)
@@ -317,6 +318,26 @@ class Warehouse:
                     reason = f"cannot read the data of {self.where}: {self.scrub(exc)}"
                     raise LakeUnreachable(reason) from exc
                 raise SqlError(self.scrub(exc)) from exc
+
+
+_WRITES_FILES = {
+    duckdb.StatementType.COPY: "COPY",
+    duckdb.StatementType.COPY_DATABASE: "COPY FROM DATABASE",
+    duckdb.StatementType.EXPORT: "EXPORT DATABASE",
+    duckdb.StatementType.ATTACH: "ATTACH",
+}
+
+
+def _refuse_file_writes(statements: Sequence[duckdb.Statement]) -> None:
+    """A read-only connection still lets COPY ... TO, EXPORT and ATTACH create files on
+    disk; reads are documented to write nothing, so such statements are refused by type
+    (DuckDB's parser, not a text match)."""
+    for statement in statements:
+        if (name := _WRITES_FILES.get(statement.type)) is not None:
+            raise SqlError(
+                f"{name} is refused: queries here are read-only and write no files "
+                "(save a result with --out, or use the duckdb client)"
+            )
 
 
 def _applied_migrations(con: duckdb.DuckDBPyConnection) -> set[int]:
