@@ -26,6 +26,7 @@ from pipeline.daemon.logs import setup_logging
 from pipeline.daemon.spool import pending_lines
 from pipeline.daemon.status import DaemonStatus, gather_status
 from pipeline.warehouse import Lake
+from pipeline.warehouse.errors import NewerFile
 
 __all__ = ["register"]
 
@@ -121,7 +122,11 @@ def status(config: Path | None = CONFIG_OPTION, db: Path | None = DB_OPTION) -> 
         found, named = location.is_file(), str(location)
     if not found and pending_lines(cfg.warehouse.spool_dir) == 0:
         missing_warehouse(named, origin)  # nothing flushed and nothing waiting: a wrong path
-    _print_status(gather_status(cfg))
+    try:
+        gathered = gather_status(cfg)
+    except NewerFile as exc:  # a file no wait will open (a busy one is reported in the table)
+        fail(str(exc))
+    _print_status(gathered)
 
 
 def register(app: typer.Typer) -> None:

@@ -26,6 +26,7 @@ from pipeline.daemon.spooled import SpooledProbe, spooled_object, spooled_probe
 from pipeline.daemon.state import day_start, spool_spend, today_spend
 from pipeline.daemon.status_events import read_site_events
 from pipeline.warehouse import Lake, Warehouse, WarehouseError
+from pipeline.warehouse.errors import NewerFile
 
 __all__ = ["DaemonStatus", "ProviderStatus", "gather_status"]
 
@@ -136,6 +137,8 @@ def gather_status(
             events = read_site_events(warehouse, config, now)
             quarantined = warehouse.query("SELECT count(*) AS n FROM quarantined_rows")
             stored = stored_segments(warehouse, waiting.segments)
+        except NewerFile:
+            raise  # never readable here, unlike a busy or unreachable warehouse: exit 1
         except WarehouseError as exc:
             result.warehouse_error = str(exc)
         else:
