@@ -224,3 +224,24 @@ def test_a_reload_does_not_change_the_scope(caplog: pytest.LogCaptureFixture) ->
     assert guard.budget.scope == "site"
     assert guard.budget.total.daily_cost_usd == 1.0
     assert "budget.scope takes effect after a restart" in caplog.text
+
+
+def test_a_lake_that_stays_unreadable_leaves_no_growing_bookkeeping(tmp_path: Path) -> None:
+    """Each unreadable read stamps its day; stamps of days long gone are dropped with the
+    day's readings, or a daemon on a lost lake gains one entry per day for ever."""
+    day = [DAY]
+    ticks = _Ticks()
+    guard = BudgetGuard(
+        BudgetConfig(total=BudgetLimits(daily_cost_usd=1.0)),
+        today=lambda: day[0],
+        load_others=lambda _day, _prices: None,  # the lake unreadable: no reading at all
+        others_every_s=60.0,
+        monotonic=ticks,
+    )
+    for _ in range(60):
+        asyncio.run(guard.prepare())
+        config = make_config(tmp_path)
+        guard.reserve(config.provider("alpha"), _probe(config))  # rolls the day over
+        day[0] += timedelta(days=1)
+        ticks.now += 86_400
+    assert len(guard._others_read_at) <= 15, sorted(guard._others_read_at)

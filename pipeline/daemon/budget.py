@@ -270,7 +270,9 @@ class BudgetGuard:
                 del self._days[old]
             for old in [d for d in self._others if abs((d - today).days) > _KEEP_DAYS]:
                 del self._others[old]
-                self._others_read_at.pop(old, None)
+            # a failed read stamps its day without a reading: prune the stamps on their own
+            for old in [d for d in self._others_read_at if abs((d - today).days) > _KEEP_DAYS]:
+                del self._others_read_at[old]
 
     def _totals(self, name: str | None) -> Spend:
         """Spent plus reserved (plus, for a lake-wide budget, the other sites' stored
