@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from pipeline.config import Config
@@ -17,6 +17,7 @@ from pipeline.daemon.spool import Spool
 from pipeline.daemon.status import gather_status
 from pipeline.daemon.tasks import BackgroundTasks
 from pipeline.warehouse import Warehouse
+from probes.ids import new_run_id
 from tests.support.daemon import make_config
 
 
@@ -77,3 +78,33 @@ def test_status_reads_its_own_sites_events_not_another_sites_on_this_host(
     lone = gather_status(gamma, lock_wait_s=5)
     assert lone.last_event == f"heartbeat at {old:%Y-%m-%dT%H:%M:%SZ} (pid 7)"
     assert lone.rows_lost == 2
+
+
+def test_a_stop_stamped_before_its_start_by_a_clock_step_still_reads_last(
+    tmp_path: Path,
+) -> None:
+    """The wall clock stepped back 60 s after the heartbeat, so the stop is stamped before
+    the start. Once the clock has caught up, status said 'heartbeat at ...' of a daemon
+    that had stopped; the session's ids (made in order whatever the clock) say stop."""
+    config = _site(tmp_path, "alpha")
+    warehouse = Warehouse(config.warehouse.path)
+    warehouse.migrate()
+    start = datetime(2026, 1, 5, 10, 0, tzinfo=UTC)
+    stamps = [("start", start), ("heartbeat", start + timedelta(seconds=30)),
+              ("stop", start - timedelta(seconds=20))]  # fmt: skip
+    earlier = [("start", start - timedelta(hours=2)), ("stop", start - timedelta(hours=1))]
+    rows = [
+        {"event_id": new_run_id(), "session_id": session, "occurred_at": at, "kind": kind,
+         "host": "h", "pid": pid, "site": "alpha", "rows_lost": 0}
+        for session, pid, events in (("s-earlier", 6, earlier), ("s-now", 7, stamps))
+        for kind, at in events
+    ]  # fmt: skip
+    warehouse.insert_rows("daemon_events", rows, key="event_id")
+    warehouse.close()
+    later = start + timedelta(minutes=5)
+    assert gather_status(config, lock_wait_s=5, now=later).last_event == (
+        f"stop at {start - timedelta(seconds=20):%Y-%m-%dT%H:%M:%SZ} (pid 7)"
+    )
+    # before the clock caught up, the heartbeat (stamped in the future) still does not lead
+    during = start + timedelta(seconds=10)
+    assert (gather_status(config, lock_wait_s=5, now=during).last_event or "").startswith("stop")

@@ -23,10 +23,14 @@ SELECT session_id, max(rows_lost) AS lost FROM daemon_events {where} GROUP BY se
 """
 
 # After the wall clock stepped back, the newest events are stamped before older ones:
-# the latest event not stamped in the future is the truer "last" one.
+# the latest event not stamped in the future is the truer "last" one. Within the session
+# that wrote it, ids order the events as they were made (new_run_id is monotonic within a
+# process whatever the clock), so a stop stamped before the step's start still reads last.
 _EVENT_SQL = """
-SELECT kind, occurred_at, pid, detail FROM daemon_events {where}
-ORDER BY occurred_at <= ? DESC, occurred_at DESC LIMIT 1
+SELECT kind, occurred_at, pid, detail FROM (
+    SELECT *, occurred_at <= ? AS past FROM daemon_events {where}
+) ORDER BY past DESC, max(occurred_at) OVER (PARTITION BY session_id, past) DESC,
+    event_id DESC LIMIT 1
 """
 
 
@@ -40,7 +44,7 @@ def read_site_events(warehouse: Warehouse, config: Config, now: datetime) -> Sit
     """This site's last event (the latest not stamped after ``now``) and each of its
     sessions' rows lost. Raises ``WarehouseError`` when the warehouse cannot be read."""
     where, params = _site_filter(warehouse, config)
-    events = warehouse.query(_EVENT_SQL.format(where=where), [*params, now])
+    events = warehouse.query(_EVENT_SQL.format(where=where), [now, *params])
     lost = warehouse.query(_LOST_SQL.format(where=where), params)
     last = None
     if events.height:
