@@ -31,6 +31,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
+from pipeline.daemon.flush.heartbeats import EVERY, thin_heartbeats
 from pipeline.daemon.spool import SpoolError, numbered_lines, remove_segments, segment_bytes
 from pipeline.warehouse import Warehouse, WarehouseBusy, WarehouseError, insert_new_sql
 from probes.result import ProbeResult, clamp_row
@@ -227,9 +228,19 @@ class SegmentWriter:
     spool writes nothing to the spool's own file system, which may be full.
     """
 
-    def __init__(self, warehouse: Warehouse, spool_dir: Path) -> None:
+    def __init__(
+        self,
+        warehouse: Warehouse,
+        spool_dir: Path,
+        *,
+        wall: Callable[[], datetime] = lambda: datetime.now(UTC),
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.warehouse = warehouse
         self.spool_dir = spool_dir
+        self._wall = wall  # the clock old heartbeats are aged by
+        self._monotonic = monotonic
+        self._thinned_at: float | None = None
 
     def write(self, batch: FlushBatch) -> Written:
         """Insert the batch under one hold of the file, then delete its segments."""
@@ -249,6 +260,8 @@ class SegmentWriter:
                 inserted, events = self._insert(live, quarantine)
                 self._insert_side(batch.side)
                 self._quarantine(quarantine)
+                if events:
+                    self._thin_heartbeats()
             held = time.perf_counter() - held
         undeletable = remove_segments(self.spool_dir, [p for p, _ in counts] + stored)
         if refused:  # the others are stored; these stay for the operator (and a later flush)
@@ -264,6 +277,15 @@ class SegmentWriter:
 
     def start(self) -> None:
         """Nothing to start: the warehouse is opened per write."""
+
+    def _thin_heartbeats(self) -> None:
+        """Thin old heartbeats at the first flush of events, then at most once per
+        ``heartbeats.EVERY`` (a failure waits as long)."""
+        now = self._monotonic()
+        if self._thinned_at is not None and now - self._thinned_at < EVERY.total_seconds():
+            return
+        self._thinned_at = now
+        thin_heartbeats(self.warehouse, self._wall())
 
     def close(self) -> None:
         self.warehouse.close()
