@@ -18,6 +18,7 @@ import subprocess
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
@@ -38,10 +39,10 @@ print(json.dumps([[h.isoformat(), n] for h, n in zip(frame["hour"], frame["n"], 
 """
 
 
-def _hours_in_zone(location: Path, zone: str) -> list[list[object]]:
-    """(UTC hour, probes) of ``load_hourly`` run by a process whose ``TZ`` is ``zone``."""
+def _in_zone(script: str, zone: str, *args: str) -> Any:
+    """What ``script`` prints as JSON, run by a process whose ``TZ`` is ``zone``."""
     done = subprocess.run(
-        [sys.executable, "-c", _HOURS_THERE, str(location)],
+        [sys.executable, "-c", script, *args],
         env={**os.environ, "TZ": zone},
         cwd=REPO,
         capture_output=True,
@@ -50,20 +51,30 @@ def _hours_in_zone(location: Path, zone: str) -> list[list[object]]:
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    result: list[list[object]] = json.loads(done.stdout)
+    return json.loads(done.stdout)
+
+
+def _hours_in_zone(location: Path, zone: str) -> list[list[object]]:
+    """(UTC hour, probes) of ``load_hourly`` run by a process whose ``TZ`` is ``zone``."""
+    result: list[list[object]] = _in_zone(_HOURS_THERE, zone, str(location))
     return result
 
 
-@pytest.mark.parametrize("zone", ["Asia/Kathmandu", "America/St_Johns"])
-def test_hourly_buckets_are_utc_hours_whatever_the_machines_zone(
-    warehouse: Warehouse, zone: str
-) -> None:
+def _store_year_end_probes(warehouse: Warehouse) -> None:
+    """Two answered probes 25 minutes apart, either side of midnight UTC at the year's end."""
     frame = probe_frame([Series("alpha", "alpha-short", "short")], end=EARLY, days=2 / 24)
     frame = frame.with_columns(
         started_at=pl.Series([LATE, EARLY], dtype=pl.Datetime("us", "UTC")),
         error_class=pl.lit("ok"),
     )
     warehouse.insert_frame("probe_results", frame, key="run_id")
+
+
+@pytest.mark.parametrize("zone", ["Asia/Kathmandu", "America/St_Johns"])
+def test_hourly_buckets_are_utc_hours_whatever_the_machines_zone(
+    warehouse: Warehouse, zone: str
+) -> None:
+    _store_year_end_probes(warehouse)
     assert _hours_in_zone(warehouse.path, zone) == [
         ["2026-12-31T23:00:00+00:00", 1],
         ["2027-01-01T00:00:00+00:00", 1],
@@ -86,24 +97,9 @@ def test_views_bucket_utc_hours_and_days_in_the_plain_duckdb_client(
     warehouse: Warehouse, zone: str
 ) -> None:
     """A user's own ``duckdb`` session (no ``SET TimeZone``) sees the report's UTC buckets."""
-    frame = probe_frame([Series("alpha", "alpha-short", "short")], end=EARLY, days=2 / 24)
-    frame = frame.with_columns(
-        started_at=pl.Series([LATE, EARLY], dtype=pl.Datetime("us", "UTC")),
-        error_class=pl.lit("ok"),
-    )
-    warehouse.insert_frame("probe_results", frame, key="run_id")
+    _store_year_end_probes(warehouse)
     query = REPO / "sql" / "queries" / "daily_spend.sql"
-    done = subprocess.run(
-        [sys.executable, "-c", _VIEW_THERE, str(warehouse.path), str(query)],
-        env={**os.environ, "TZ": zone},
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    seen = json.loads(done.stdout)
+    seen = _in_zone(_VIEW_THERE, zone, str(warehouse.path), str(query))
     last_hour, new_year = LATE.replace(minute=0), EARLY.replace(minute=0)
     assert seen["probes"] == [
         [last_hour.timestamp(), LATE.replace(hour=0, minute=0).timestamp()],

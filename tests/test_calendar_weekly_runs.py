@@ -12,38 +12,14 @@ no report. ``WeeklyTrigger`` now finds each week's run itself.
 from __future__ import annotations
 
 import itertools
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-import time_machine
 
-from pipeline.config import Config, ReportConfig
-from pipeline.daemon.report_job import add_report_job, last_week_end
-from pipeline.report import IsoWeek
-from tests.support.daemon import make_config
-from tests.support.stepped_scheduler import SteppedScheduler, run_until
-
-
-def _config(tmp_path: Path, zone: str, weekday: str, time: str) -> Config:
-    report = ReportConfig(out_dir=tmp_path / "reports", weekday=weekday, time=time, timezone=zone)
-    return replace(make_config(tmp_path), report=report)
-
-
-def _fires(config: Config, start: datetime, end: datetime) -> list[datetime]:
-    fired: list[datetime] = []
-    with time_machine.travel(start, tick=False) as clock:
-        scheduler = SteppedScheduler(timezone=UTC)
-        assert add_report_job(scheduler, config, lambda: fired.append(datetime.now(UTC)))
-        run_until(scheduler, clock, end)
-        scheduler.shutdown()
-    return fired
-
-
-def _reported(fire: datetime) -> str:
-    """The week a run at ``fire`` renders (``analyse_and_render``: the last UTC week ended)."""
-    return IsoWeek.containing(last_week_end(fire) - timedelta(days=1)).label
+from tests.support.weekly_runs import report_config as _config
+from tests.support.weekly_runs import report_runs as _fires
+from tests.support.weekly_runs import reported_week as _reported
 
 
 def _utc(*parts: int) -> datetime:

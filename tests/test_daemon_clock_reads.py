@@ -36,18 +36,19 @@ class PausingClocks:
         return self.now
 
 
+def _watch(clocks: PausingClocks, steps: list[float]) -> ClockWatch:
+    """A watch on ``clocks`` that looks every 10 ms and appends each step it sees."""
+    return ClockWatch(
+        steps.append, every_s=0.01, wall=clocks.wall, monotonic=clocks.monotonic, slept=lambda: 0
+    )
+
+
 def test_a_pause_between_the_reads_is_not_a_step() -> None:
     clocks = PausingClocks(pause_after_wall_reads={2, 4, 6}, pause_s=1.5)
     steps: list[float] = []
 
     async def main() -> None:
-        watch = ClockWatch(
-            steps.append,
-            every_s=0.01,
-            wall=clocks.wall,
-            monotonic=clocks.monotonic,
-            slept=lambda: 0,
-        )
+        watch = _watch(clocks, steps)
         watch.start()
         try:  # enough looks that every paused read has been taken and compared
             await wait_until_async(lambda: clocks.wall_reads >= 10, timeout=30, what="ten looks")
@@ -65,13 +66,7 @@ def test_a_real_step_is_still_seen_at_its_size_despite_pauses() -> None:
     steps: list[float] = []
 
     async def main() -> None:
-        watch = ClockWatch(
-            steps.append,
-            every_s=0.01,
-            wall=clocks.wall,
-            monotonic=clocks.monotonic,
-            slept=lambda: 0,
-        )
+        watch = _watch(clocks, steps)
         watch.start()
         try:
             await wait_until_async(lambda: clocks.wall_reads >= 4, timeout=30, what="four looks")

@@ -9,7 +9,6 @@ the hour a fall-back night repeats ran the job twice; it now runs once.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -17,38 +16,14 @@ from zoneinfo import ZoneInfo
 import pytest
 import time_machine
 
-from pipeline.config import Config, ReportConfig
-from pipeline.daemon.report_job import JOB_ID, add_report_job, last_week_end
-from pipeline.report import IsoWeek
-from tests.support.daemon import make_config
-from tests.support.stepped_scheduler import SteppedScheduler, run_until
+from pipeline.daemon.report_job import JOB_ID, add_report_job
+from tests.support.stepped_scheduler import SteppedScheduler
+from tests.support.weekly_runs import report_config as _config
+from tests.support.weekly_runs import report_runs as _fires
+from tests.support.weekly_runs import reported_week as _reported
 
 MONDAY = datetime(2026, 1, 19, tzinfo=UTC)  # the start of 2026-W04 in UTC
 WEDNESDAY = MONDAY + timedelta(days=2)
-
-
-def _config(tmp_path: Path, timezone: str, weekday: str = "mon", time: str = "08:00") -> Config:
-    report = ReportConfig(
-        out_dir=tmp_path / "reports", weekday=weekday, time=time, timezone=timezone
-    )
-    return replace(make_config(tmp_path), report=report)
-
-
-def _fires(config: Config, start: datetime, end: datetime) -> list[datetime]:
-    """The weekly job's runs between ``start`` and ``end``, run by APScheduler's engine
-    with the clock moved from run to run."""
-    fired: list[datetime] = []
-    with time_machine.travel(start, tick=False) as clock:
-        scheduler = SteppedScheduler(timezone=UTC)
-        assert add_report_job(scheduler, config, lambda: fired.append(datetime.now(UTC)))
-        run_until(scheduler, clock, end)
-        scheduler.shutdown()
-    return fired
-
-
-def _reported(fire: datetime) -> str:
-    """The week a run at ``fire`` renders (``analyse_and_render``: the last UTC week ended)."""
-    return IsoWeek.containing(last_week_end(fire) - timedelta(days=1)).label
 
 
 def _local_week_just_ended(fire: datetime, zone: str) -> str:
