@@ -94,7 +94,7 @@ def test_a_30_percent_slowdown_is_mentioned_with_its_interval() -> None:
         short = [x for x in lines if x.startswith("Short-context daily TTFT p50")]
         found += bool(short)
         for line in short:
-            ci = re.search(r"95\u00a0% CI \+(\d+)\u00a0% to \+(\d+)\u00a0%", line)
+            ci = re.search(r"95\u00a0% joint CI \+(\d+)\u00a0% to \+(\d+)\u00a0%", line)
             assert ci and int(ci[1]) <= 30 <= int(ci[2]) + 5, line
     assert found >= 18, found
 

@@ -10,7 +10,10 @@ days of the two weeks are independent and alike when nothing changed; a weekly r
 is fair to both sides because both weeks hold the same weekdays. A line appears only
 when its interval excludes no change and the estimate is big enough to matter. The
 card's lines share one 5 % false-alarm budget (Bonferroni over ``LINES``), so a week
-with no change shows no line in at least 95 % of weeks. Ties (daily error rates of 0)
+with no change shows no line in at least 95 % of weeks; each interval is therefore a
+98.75 % one, and the four together hold their true shifts in at least 95 % of weeks,
+which the line says as "95 % joint CI" (a plain "95 % CI" would claim less width than
+it has). Ties (daily error rates of 0)
 make the interval conservative. With few days (a week in progress), the interval cannot
 exclude no change, and no line is shown.
 """
@@ -106,7 +109,7 @@ def _ttft_line(cls: str, before: pl.DataFrame, after: pl.DataFrame) -> str | Non
     return (
         f"{cls.capitalize()}-context daily TTFT p50 {fmt.ms(_median(b))} → "
         f"{fmt.ms(_median(a))} ({fmt.rel(est)} vs last week, "
-        f"95\u00a0% CI {fmt.rel_interval(lo, hi)})"
+        f"95\u00a0% joint CI {fmt.rel_interval(lo, hi)})"
     )
 
 
@@ -121,7 +124,7 @@ def _error_line(cls: str, before: pl.DataFrame, after: pl.DataFrame) -> str | No
         return None
     return (
         f"{cls.capitalize()}-context daily error rate {fmt.pct(_median(b))} → "
-        f"{fmt.pct(_median(a))} ({fmt.points(shift.estimate)} vs last week, 95\u00a0% CI "
+        f"{fmt.pct(_median(a))} ({fmt.points(shift.estimate)} vs last week, 95\u00a0% joint CI "
         f"{fmt.points(shift.lo)} to {fmt.points(shift.hi)})"
     )
 
