@@ -9,7 +9,10 @@ with its own ``rl_input_tokens_*`` / ``rl_output_tokens_*`` columns, while ``rl_
 holds the combined ``tokens`` family, or the input family where no combined one is sent,
 as it always did); and Anthropic's subscription family
 ``anthropic-ratelimit-unified-*`` (status, representative claim, 5-hour and 7-day
-utilization as a fraction, resets as Unix epoch seconds).
+utilization as a fraction, resets as Unix epoch seconds); and the unsuffixed
+``x-ratelimit-{limit,remaining,reset}`` OpenRouter sends (on its error responses, and in
+``error.metadata.headers`` of a 429 body): a request limit, so ``rl_requests_*``, whose
+reset is a Unix time in milliseconds (``_stamp_reset_s``).
 
 Values that mean "not reported" are stored as NULL, never as a figure: a negative number,
 and Azure OpenAI's markers (providers.md §2; openai-dotnet issue 838 shows
@@ -32,7 +35,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
@@ -138,6 +141,10 @@ _FIELDS = ("limit", "remaining", "reset")
 Family = tuple[str, ...]  # header name patterns read as one limit, each field first-found
 
 
+# OpenRouter's family names no kind: its limits count requests (free-model caps, per key).
+_UNSUFFIXED: Family = ("x-ratelimit-{}",)
+
+
 def _families(kind: str) -> tuple[Family, ...]:
     """The header families of one limit, in order of preference. OpenAI's ``_usage_based``
     variants fill the fields its plain headers leave out, as they always did."""
@@ -146,20 +153,22 @@ def _families(kind: str) -> tuple[Family, ...]:
         (openai, openai + "_usage_based"),
         (f"anthropic-ratelimit-{kind}-{{}}",),
     )
-    return (*families, ("anthropic-ratelimit-input-tokens-{}",)) if kind == "tokens" else families
+    if kind == "tokens":
+        return (*families, ("anthropic-ratelimit-input-tokens-{}",))
+    return (*families, _UNSUFFIXED)
 
 
 def _first_family(
     headers: Mapping[str, str], families: tuple[Family, ...]
-) -> dict[str, str | None]:
-    """The three fields of the first family sent at all, all from that family: a limit
+) -> tuple[Family | None, dict[str, str | None]]:
+    """The first family sent at all and its three fields, all from that family: a limit
     from one family over the remaining count or reset of another describes neither (an
     Anthropic combined ``tokens`` family sent without its reset took the input one's)."""
     for family in families:
         raw = {field: _pick(headers, family, field) for field in _FIELDS}
         if any(value is not None for value in raw.values()):
-            return raw
-    return dict.fromkeys(_FIELDS)
+            return family, raw
+    return None, dict.fromkeys(_FIELDS)
 
 
 def _pick(headers: Mapping[str, str], family: Family, field: str) -> str | None:
@@ -179,9 +188,11 @@ def rate_limits(
     now = now or datetime.now(UTC)
     out: RateLimits = {}
     for kind in ("requests", "tokens"):
-        out.update(_family(f"rl_{kind}", _first_family(headers, _families(kind)), now))
+        family, raw = _first_family(headers, _families(kind))
+        reset = _stamp_reset_s if family == _UNSUFFIXED else _reset_s
+        out.update(_family(f"rl_{kind}", raw, now, reset))
     for kind in ("input", "output"):  # Anthropic's separate input- and output-token limits
-        raw = _first_family(headers, ((f"anthropic-ratelimit-{kind}-tokens-{{}}",),))
+        _, raw = _first_family(headers, ((f"anthropic-ratelimit-{kind}-tokens-{{}}",),))
         out.update(_family(f"rl_{kind}_tokens", raw, now))
     out.update(_unified(headers, now))
     out["retry_after_s"], too_long = _retry_after(headers, now)
@@ -196,11 +207,16 @@ def rate_limits(
     return out
 
 
-def _family(prefix: str, raw: Mapping[str, str | None], now: datetime) -> RateLimits:
+def _family(
+    prefix: str,
+    raw: Mapping[str, str | None],
+    now: datetime,
+    read_reset: Callable[[str | None, datetime], float | None] = _reset_s,
+) -> RateLimits:
     """``<prefix>_limit``, ``_remaining`` and ``_reset_s`` of one limit, with the "not
     reported" markers (see the module docstring) as None."""
     limit, remaining = _int(raw["limit"]), _int(raw["remaining"])
-    reset = _reset_s(raw["reset"], now)
+    reset = read_reset(raw["reset"], now)
     if raw["limit"] is not None and not limit:  # -1, 0 or unreadable: not reported
         limit = None
         remaining = remaining or None
@@ -239,13 +255,34 @@ def _fraction(value: str | None) -> float | None:
     return number if math.isfinite(number) and number >= 0 else None
 
 
-def _epoch_reset_s(value: str | None, now: datetime) -> float | None:
-    """Seconds from ``now`` to a Unix-epoch reset (0 when already past)."""
+_EPOCH_MS_FROM = 1e11  # as milliseconds 1973; as seconds the year 5138
+_EPOCH_S_FROM = 1e9  # as seconds 2001; as a wait, 31 years
+
+
+def _stamp_reset_s(value: str | None, now: datetime) -> float | None:
+    """An unsuffixed ``x-ratelimit-reset``: OpenRouter sends Unix milliseconds
+    (``1741305600000``); a smaller figure is read as epoch seconds, or below 1e9 as a wait
+    in seconds (the form other gateways use), since no figure is plausible in two forms."""
     seconds = _fraction(value)
     if seconds is None:
         return None
+    if seconds >= _EPOCH_MS_FROM:
+        return _until(seconds / 1000, now)
+    if seconds >= _EPOCH_S_FROM:
+        return _until(seconds, now)
+    return seconds
+
+
+def _epoch_reset_s(value: str | None, now: datetime) -> float | None:
+    """Seconds from ``now`` to a Unix-epoch reset (0 when already past)."""
+    seconds = _fraction(value)
+    return None if seconds is None else _until(seconds, now)
+
+
+def _until(stamp: float, now: datetime) -> float:
+    """Seconds from ``now`` to the Unix time ``stamp`` (0 when already past)."""
     try:
-        when = datetime.fromtimestamp(seconds, UTC)
+        when = datetime.fromtimestamp(stamp, UTC)
     except (OverflowError, OSError, ValueError):  # beyond any date: past every window
         return math.inf
     return max((when - now).total_seconds(), 0.0)

@@ -29,6 +29,7 @@ TOO_LONG = [
     ("anthropic-ratelimit-unified-reset", "rl_unified_reset_s", "253402300799"),  # 9999
     ("anthropic-ratelimit-unified-5h-reset", "rl_unified_5h_reset_s", "1e308"),  # past any date
     ("anthropic-ratelimit-unified-7d-reset", "rl_unified_7d_reset_s", "99999999999999999999"),
+    ("x-ratelimit-reset", "rl_requests_reset_s", "253402300799000"),  # OpenRouter ms, 9999
 ]
 
 
@@ -50,6 +51,10 @@ def test_a_reset_past_any_limits_window_is_null_and_named(
         ("x-ratelimit-reset-tokens", "rl_tokens_reset_s", "6m0s", 360.0),
         ("anthropic-ratelimit-tokens-reset", "rl_tokens_reset_s", "2026-11-20T09:01:00Z", 60.0),
         ("anthropic-ratelimit-unified-reset", "rl_unified_reset_s", "1795168800", 3600.0),
+        ("x-ratelimit-reset", "rl_requests_reset_s", "1795165260000", 60.0),  # OpenRouter ms
+        ("x-ratelimit-reset", "rl_requests_reset_s", "1795165230", 30.0),  # epoch seconds
+        ("x-ratelimit-reset", "rl_requests_reset_s", "12", 12.0),  # a wait in seconds
+        ("x-ratelimit-reset", "rl_requests_reset_s", "1795165100000", 0.0),  # already past
     ],
 )
 def test_a_reset_within_a_month_is_kept(
@@ -81,3 +86,23 @@ def test_the_probes_row_stores_null_and_the_flag(header: str, column: str, value
     assert f"out_of_range:{column}" in result.sanity_flags
     stored = ProbeResult.from_json(result.to_json())
     assert (getattr(stored, column), stored.sanity_flags) == (None, result.sanity_flags)
+
+
+def test_openrouters_unsuffixed_family_is_the_request_limit() -> None:
+    """providers.md §11: ``x-ratelimit-*`` on OpenRouter's error responses; its limits count
+    requests. The family was not read at all: every column NULL on a 429 that named them."""
+    headers = {"x-ratelimit-limit": "50", "x-ratelimit-remaining": "0",
+               "x-ratelimit-reset": "1795165260000"}  # fmt: skip
+    limits = rate_limits(headers, NOW)
+    assert (limits["rl_requests_limit"], limits["rl_requests_remaining"]) == (50, 0)
+    assert limits["rl_requests_reset_s"] == 60.0
+    assert limits["rl_tokens_limit"] is None
+
+
+def test_openais_suffixed_family_wins_over_the_unsuffixed_one() -> None:
+    """Fields are never mixed across families (the rule ``_first_family`` keeps)."""
+    headers = {"x-ratelimit-limit-requests": "500", "x-ratelimit-reset-requests": "6m0s",
+               "x-ratelimit-limit": "50", "x-ratelimit-remaining": "0"}  # fmt: skip
+    limits = rate_limits(headers, NOW)
+    assert (limits["rl_requests_limit"], limits["rl_requests_remaining"]) == (500, None)
+    assert limits["rl_requests_reset_s"] == 360.0
