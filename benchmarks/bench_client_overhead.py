@@ -5,7 +5,10 @@ machine). The simulator runs in its own process, so its work does not share our 
 what remains is loopback, httpx, SSE parsing and our event-loop latency. Targets: median
 ≤ 1 ms and p99 ≤ 5 ms at 100 concurrent probes.
 
-    uv run python benchmarks/bench_client_overhead.py [--levels 1,100,1000]
+    uv run python benchmarks/bench_client_overhead.py [--levels 1,100,1000] [--transport probe]
+
+``--transport probe`` builds the clients with ``probes.adapters.transport.probe_client``
+(connections that count their bytes) instead of httpx's own transport, to compare the two.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import probes.simulator
 from probes.adapters import ADAPTERS, preset_for
 from probes.adapters.http import execute
 from probes.adapters.state import StreamState
+from probes.adapters.transport import probe_client
 from probes.simulator import running_in_process
 from probes.tasks import FAMILIES
 
@@ -60,7 +64,15 @@ async def _one(client: httpx.AsyncClient, base: str, seed: int) -> float | None:
     return (state.timeline.first_token - state.server_first_token_ns) / 1e6
 
 
-async def _level(base: str, concurrency: int, total: int, shard: int, burst: bool) -> list[float]:
+def _client(limits: httpx.Limits, transport: str) -> httpx.AsyncClient:
+    if transport == "probe":
+        return probe_client(limits, timeout=60.0)
+    return httpx.AsyncClient(limits=limits, timeout=60.0)
+
+
+async def _level(
+    base: str, concurrency: int, total: int, shard: int, burst: bool, transport: str
+) -> list[float]:
     """``total`` probes keeping ``concurrency`` in flight, over clients of ``shard``
     connections each (httpcore scans its whole pool on every request, so one pool of 1,000
     connections costs far more per request than many small ones; the daemon holds one
@@ -69,7 +81,7 @@ async def _level(base: str, concurrency: int, total: int, shard: int, burst: boo
     n_clients = max(1, -(-concurrency // shard))
     size = min(shard, concurrency)
     limits = httpx.Limits(max_connections=size, max_keepalive_connections=size)
-    clients = [httpx.AsyncClient(limits=limits, timeout=60.0) for _ in range(n_clients)]
+    clients = [_client(limits, transport) for _ in range(n_clients)]
     out: list[float] = []
     jobs = iter(range(total))
     rng = random.Random(1)
@@ -101,19 +113,24 @@ def main() -> None:
     parser.add_argument("--levels", default="1,100,1000", help="concurrency levels")
     parser.add_argument("--shard", type=int, default=10, help="connections per client")
     parser.add_argument("--burst", action="store_true", help="start every slot at once")
+    parser.add_argument("--transport", choices=("httpx", "probe"), default="httpx",
+                        help="httpx's own transport, or ProbeTransport")  # fmt: skip
     args = parser.parse_args()
     folder = tempfile.TemporaryDirectory()
     scenario = _scenario_without_queueing(Path(folder.name))
     with running_in_process(scenario, time_scale=1.0) as sim:
         base = f"{sim.base_url}/nova/v1"
         mode = "burst starts" if args.burst else "starts spread over 1 s"
-        print(f"{mode}; clients of {args.shard} connections; simulator in its own process")
+        print(f"{mode}; clients of {args.shard} connections over the {args.transport} "
+              "transport; simulator in its own process")  # fmt: skip
         print(f"{'concurrent':>10} {'n':>6} {'median ms':>10} {'p99 ms':>8} {'max ms':>8} "
               f"{'client cpu ms/probe':>20}")  # fmt: skip
         for level in (int(x) for x in args.levels.split(",")):
             FAILURES.clear()
             cpu = time.process_time()
-            values = asyncio.run(_level(base, level, max(200, 2 * level), args.shard, args.burst))
+            values = asyncio.run(
+                _level(base, level, max(200, 2 * level), args.shard, args.burst, args.transport)
+            )
             cpu_ms = (time.process_time() - cpu) * 1000 / len(values)
             print(
                 f"{level:>10} {len(values):>6} {statistics.median(values):>10.3f} "

@@ -14,7 +14,7 @@ import zlib
 import httpx
 import pytest
 
-from probes.adapters.body import undecodable
+from probes.adapters.body import CutEncoding, encoding_ended, undecodable
 
 IMPORT = "httpx._decoders.SUPPORTED_DECODERS"
 PLAIN = b'data: {"choices": []}\n\n'
@@ -55,3 +55,33 @@ def test_a_coding_outside_the_table_is_passed_through_and_refused(coding: str) -
     raw = gzip.compress(PLAIN)
     assert _decoded(coding, raw) == raw, f"httpx now decodes {coding}: update {IMPORT} use"
     assert undecodable(httpx.Headers({"content-encoding": f"gzip, {coding}"})) == coding
+
+
+# The cut-body check (``body.encoding_ended``) reads more private parts: the response's
+# ``_decoder``, httpx._decoders' GZipDecoder, DeflateDecoder and MultiDecoder (``children``),
+# and each one's zlib ``decompressor.eof``. Decoding the raw bytes ourselves
+# (``aiter_raw`` + zlib) would mean re-implementing every coding httpx decodes (br, zstd
+# too) to replace four attribute reads, so the parts are kept and pinned here, by name.
+PRIVATE_PARTS = "Response._decoder, GZipDecoder/DeflateDecoder/MultiDecoder, decompressor.eof"
+
+
+def _read_cut(coding: str, raw: bytes) -> httpx.Response:
+    response = httpx.Response(
+        200, headers={"content-encoding": coding}, stream=httpx.ByteStream(raw)
+    )
+    response.read()
+    return response
+
+
+@pytest.mark.parametrize("coding", ["gzip", "deflate", "gzip, gzip"])
+def test_the_private_parts_the_cut_check_reads_are_still_there(coding: str) -> None:
+    encode = {"gzip": gzip.compress, "deflate": zlib.compress}
+    whole = PLAIN * 50
+    for name in reversed([c.strip() for c in coding.split(",")]):
+        whole = encode[name](whole)
+    complete = _read_cut(coding, whole)
+    cut = _read_cut(coding, whole[: len(whole) // 2])
+    assert hasattr(complete, "_decoder"), f"httpx moved {PRIVATE_PARTS}"
+    assert encoding_ended(complete) is None
+    with pytest.raises(CutEncoding, match=coding.split(",")[0]):
+        encoding_ended(cut)

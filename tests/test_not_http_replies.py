@@ -4,19 +4,29 @@ Real sockets on loopback: an SSH server's banner (sent on accept, before the req
 TLS alert answering a plain-HTTP request, noise, and a plain-HTTP server behind an https
 URL are ``malformed_stream`` (something answered, unreadably); a refused port, a silent
 close and a status line cut by the close stay ``connection_error``.
+
+Every case runs twice: over ``ProbeTransport`` (the bytes counted by its network streams,
+public httpcore API; the fallback is made to fail there, so it cannot be what passed) and
+over a plain ``httpx.AsyncClient`` (the fallback that wraps the stream's ``read``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
+from pipeline.config import ProbeConfig, ProviderConfig
+from probes.adapters.connection import Trace
+from probes.adapters.transport import probe_client
 from probes.result import ProbeResult
+from probes.runner import run_probe
 from tests.support.probing import loopback_provider, probe_n, short_probe
 
 KEY = "sk-nothttp-0123456789abcdefghijklmnop"
@@ -68,12 +78,36 @@ def _talker(on_accept: bytes, after_request: bytes) -> Iterator[int]:
         assert not thread.is_alive(), f"the test server did not stop within {JOIN_S} s"
 
 
-def _probe(port: int, scheme: str = "http") -> ProbeResult:
-    provider = loopback_provider(port, api_key_env=KEY_ENV)
-    provider = replace(provider, base_url=f"{scheme}://127.0.0.1:{port}/v1")
-    (result,) = probe_n(provider, short_probe(timeout_s=4.0, read_timeout_s=2.0))
-    assert KEY not in result.to_json(), "the API key reached the row"
-    return result
+Probe = Callable[..., ProbeResult]
+
+
+@pytest.fixture(params=["probe_transport", "plain_httpx"])
+def probe_at(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Probe:
+    """Probe ``127.0.0.1:port`` once over the client this parameter names."""
+    over_probe_transport = request.param == "probe_transport"
+    if over_probe_transport:
+
+        def refuse(self: Trace, stream: Any) -> None:
+            raise AssertionError(f"the read-wrapping fallback ran on {type(stream).__name__}")
+
+        monkeypatch.setattr(Trace, "_wrap_reads", refuse)
+
+    async def with_probe_client(provider: ProviderConfig, probe: ProbeConfig) -> ProbeResult:
+        async with probe_client() as client:
+            return await run_probe(provider, probe, client=client, seed=0)
+
+    def run(port: int, scheme: str = "http") -> ProbeResult:
+        provider = loopback_provider(port, api_key_env=KEY_ENV)
+        provider = replace(provider, base_url=f"{scheme}://127.0.0.1:{port}/v1")
+        probe = short_probe(timeout_s=4.0, read_timeout_s=2.0)
+        if over_probe_transport:
+            result = asyncio.run(with_probe_client(provider, probe))
+        else:
+            (result,) = probe_n(provider, probe)
+        assert KEY not in result.to_json(), "the API key reached the row"
+        return result
+
+    return run
 
 
 @pytest.mark.parametrize(
@@ -88,10 +122,10 @@ def _probe(port: int, scheme: str = "http") -> ProbeResult:
     ids=["ssh-banner", "ssh-banner-then-close", "tls-alert", "noise", "smtp-greeting"],
 )
 def test_a_reply_that_is_not_http_is_unreadable_not_absent(
-    on_accept: bytes, after_request: bytes, seen: str
+    on_accept: bytes, after_request: bytes, seen: str, probe_at: Probe
 ) -> None:
     with _talker(on_accept, after_request) as port:
-        result = _probe(port)
+        result = probe_at(port)
     assert (result.error_class, result.http_status) == ("malformed_stream", None), (
         result.error_detail
     )
@@ -100,10 +134,10 @@ def test_a_reply_that_is_not_http_is_unreadable_not_absent(
     assert seen in detail, detail
 
 
-def test_a_plain_http_server_behind_an_https_url_is_not_tls() -> None:
+def test_a_plain_http_server_behind_an_https_url_is_not_tls(probe_at: Probe) -> None:
     reply = b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
     with _talker(b"", reply) as port:
-        result = _probe(port, scheme="https")
+        result = probe_at(port, scheme="https")
     assert result.error_class == "malformed_stream", result.error_detail
     assert (result.error_detail or "").startswith(f"not a TLS reply from 127.0.0.1:{port}")
 
@@ -118,17 +152,17 @@ def test_a_plain_http_server_behind_an_https_url_is_not_tls() -> None:
     ids=["silent-close", "head-cut-by-close", "status-line-cut-by-close"],
 )
 def test_a_close_before_or_inside_a_valid_head_is_still_a_drop(
-    after_request: bytes, seen: str
+    after_request: bytes, seen: str, probe_at: Probe
 ) -> None:
     with _talker(b"", after_request) as port:
-        result = _probe(port)
+        result = probe_at(port)
     assert (result.error_class, result.http_status) == ("connection_error", None)
     assert seen in (result.error_detail or ""), result.error_detail
 
 
-def test_nothing_listening_is_a_refused_connection() -> None:
+def test_nothing_listening_is_a_refused_connection(probe_at: Probe) -> None:
     with socket.create_server(("127.0.0.1", 0)) as spare:
         port = spare.getsockname()[1]  # closed on leaving: nothing listens there now
-    result = _probe(port)
+    result = probe_at(port)
     assert result.error_class == "connection_error", result.error_detail
     assert "connection refused" in (result.error_detail or ""), result.error_detail

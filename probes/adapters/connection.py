@@ -8,7 +8,8 @@ connect is named by ``host:port`` only, never the URL's path or query, which may
 A server that answers with bytes that are not an HTTP reply (an SSH banner, a TLS alert,
 noise) is told apart from one that accepted and closed in silence by counting what the
 connection this request opened received: httpcore reports both as "disconnected without
-sending a response" when the bytes hold no complete header block.
+sending a response" when the bytes hold no complete header block. ``ProbeTransport``
+(transport.py) counts them on public API; other transports get a wrapped ``read``.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any
 
 import httpx
 
+from probes.adapters.transport import HEAD_KEPT, CountingStream
 from probes.timing import Timeline, now_ns
 
 __all__ = [
@@ -35,19 +37,21 @@ __all__ = [
     "tls_mismatch",
 ]
 
-HEAD_KEPT = 64  # first bytes of a new connection kept to tell what answered
-SAMPLE_BYTES = 40  # of them, named in the detail
+SAMPLE_BYTES = 40  # of the first bytes a connection received, named in the detail
 
 
 class Trace:
-    """httpx trace hook: did this request open a new TCP connection?"""
+    """httpx trace hook: did this request open a new TCP connection, and what did it
+    receive? A ``ProbeTransport`` connection counts its own bytes (public API); on any
+    other transport the new stream's ``read`` is wrapped instead (``_wrap_reads``)."""
 
     def __init__(self) -> None:
         self.seen = False
         self.connected = False
         self.connecting = False  # inside TCP connect or TLS handshake
-        self.received = 0  # bytes read on the connection this request opened
-        self.head = b""  # the first of them
+        self._counted: CountingStream | None = None  # the connection this request opened
+        self._received = 0  # what _wrap_reads counted, when no CountingStream did
+        self._head = b""
 
     async def __call__(self, name: str, info: dict[str, Any]) -> None:
         self.seen = True
@@ -55,20 +59,36 @@ class Trace:
             self.connected = True
             self.connecting = name.endswith(".started")
         if name in ("connection.connect_tcp.complete", "connection.start_tls.complete"):
-            self._count_reads(info.get("return_value"))
+            stream = info.get("return_value")
+            if isinstance(stream, CountingStream):
+                self._counted = stream  # after TLS, the decrypted stream
+            else:
+                self._wrap_reads(stream)
 
-    def _count_reads(self, stream: Any) -> None:
-        """Wrap the new stream's ``read`` (httpcore's network stream; after TLS, the
-        decrypted one), so a failure before any response can say whether bytes came."""
+    @property
+    def received(self) -> int:
+        """Bytes read on the connection this request opened."""
+        return self._counted.received if self._counted is not None else self._received
+
+    @property
+    def head(self) -> bytes:
+        """The first of them (up to ``HEAD_KEPT``)."""
+        return self._counted.head if self._counted is not None else self._head
+
+    def _wrap_reads(self, stream: Any) -> None:
+        """Fallback for a transport that is not ``ProbeTransport`` (a plain
+        ``httpx.AsyncClient``): replace the new stream's ``read`` on the instance. It leans
+        on httpcore calling ``read`` on that very object, which no API promises;
+        tests/test_not_http_replies.py fails if an httpcore upgrade breaks it."""
         read = getattr(stream, "read", None)
         if read is None:
             return
 
         async def counted(max_bytes: int, timeout: float | None = None) -> bytes:
             data: bytes = await read(max_bytes, timeout)
-            if self.received < HEAD_KEPT:
-                self.head += data[: HEAD_KEPT - self.received]
-            self.received += len(data)
+            if self._received < HEAD_KEPT:
+                self._head += data[: HEAD_KEPT - self._received]
+            self._received += len(data)
             return data
 
         with contextlib.suppress(AttributeError):  # a stream with __slots__: the count stays 0
@@ -76,7 +96,7 @@ class Trace:
 
     def reset(self) -> None:
         self.seen = self.connected = self.connecting = False
-        self.received, self.head = 0, b""
+        self._counted, self._received, self._head = None, 0, b""
 
     @property
     def reused(self) -> bool | None:
