@@ -1,7 +1,8 @@
-"""OpenRouter's and Gemini's wire transcripts (tests/fixtures/transcripts/loopback/*.toml),
-each served as raw bytes by a real loopback HTTP/1.1 server through ``run_probe``, asserting
-the classified row: rate-limit headers, usage fields, in-stream errors and finish reasons as
-providers.md §10 and §11 document them. The MockTransport replays one level up skip the
+"""Wire transcripts (tests/fixtures/transcripts/loopback/*.toml), each served as raw bytes
+by a real loopback HTTP/1.1 server through ``run_probe``, asserting the classified row:
+rate-limit headers, usage fields, in-stream errors and finish reasons of OpenRouter and
+Gemini (providers.md §10, §11), and the in-stream error and usage shapes of DashScope,
+MiniMax, DeepSeek and Moonshot (§6-§9) that had been replayed only over MockTransport. The MockTransport replays one level up skip the
 socket, the status line and header parsing these exercise.
 
 The wall clock is pinned (time_machine, ticking from 2026-11-20T09:00:00Z) so a reset sent
