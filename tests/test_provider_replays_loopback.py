@@ -2,8 +2,8 @@
 by a real loopback HTTP/1.1 server through ``run_probe``, asserting the classified row:
 rate-limit headers, usage fields, in-stream errors and finish reasons of OpenRouter and
 Gemini (providers.md §10, §11), and the in-stream error and usage shapes of DashScope,
-MiniMax, DeepSeek and Moonshot (§6-§9) that had been replayed only over MockTransport. The MockTransport replays one level up skip the
-socket, the status line and header parsing these exercise.
+MiniMax, DeepSeek and Moonshot (§6-§9) that had been replayed only over MockTransport,
+which skips the socket, the status line and the header parsing these exercise.
 
 The wall clock is pinned (time_machine, ticking from 2026-11-20T09:00:00Z) so a reset sent
 as an absolute time reads as a known wait whatever today's date is.
