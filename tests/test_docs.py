@@ -218,3 +218,21 @@ def test_every_benchmark_is_in_the_readme_table() -> None:
     for script in listed:
         name = Path(script).name
         assert f"| `{name}` |" in table, f"README benchmarks: {name} has no row"
+
+
+def test_readme_says_which_commands_take_db_and_config() -> None:
+    """The README says every warehouse command takes ``--db`` or ``--config`` except
+    ``run`` (a config only) and ``simulate history`` (``--db`` only); a new exception
+    must be written there too."""
+    root = typer.main.get_command(app)
+    only_config, only_db = set(), set()
+    for path, command in commands(root):
+        options = {o for p in command.params for o in p.opts}
+        if "--config" in options and "--db" not in options:
+            only_config.add(" ".join(path))
+        if "--db" in options and "--config" not in options:
+            only_db.add(" ".join(path))
+    assert only_config == {"run", "config check"}, only_config  # config check: no warehouse
+    assert only_db == {"simulate history"}, only_db
+    sql = readme_section("SQL")
+    assert "except `run` (a config\nonly) and `simulate history` (`--db` only)" in sql
