@@ -49,11 +49,15 @@ def _when(value: datetime | None) -> str:
     return f"{value:%Y-%m-%d %H:%M:%SZ}" if value else "-"
 
 
-def _spend(total: float, worst_case: float) -> str:
-    """Today's dollars as the budget counts them, the worst-case part named."""
-    if not worst_case:
-        return f"{total:.4f}"
-    return f"{total:.4f} ({worst_case:.4f} at most)"
+def _spend(total: float, worst_case: float, in_flight: float) -> str:
+    """Today's dollars as the budget counts them, the worst-case and in-flight parts named."""
+    parts = [f"{worst_case:.4f} at most"] if worst_case else []
+    parts += [f"{in_flight:.4f} in flight"] if in_flight else []
+    return f"{total:.4f} ({', '.join(parts)})" if parts else f"{total:.4f}"
+
+
+def _tokens(total: int, in_flight: int) -> str:
+    return f"{total:,} ({in_flight:,} in flight)" if in_flight else f"{total:,}"
 
 
 def _print_status(status: DaemonStatus) -> None:
@@ -68,8 +72,8 @@ def _print_status(status: DaemonStatus) -> None:
             p.last_error_class or "-",
             (p.last_error or "-")[:60],
             _when(p.last_error_at),
-            _spend(p.today_cost_usd, p.today_worst_case_usd),
-            f"{p.today_tokens:,}",
+            _spend(p.today_cost_usd, p.today_worst_case_usd, p.today_reserved_usd),
+            _tokens(p.today_tokens, p.today_reserved_tokens),
         )
     console.print(table)
     if status.spend_of_every_site:
@@ -81,6 +85,11 @@ def _print_status(status: DaemonStatus) -> None:
         console.print(
             "today $ is what the budget counts: runs billed without usage (cut off by a"
             " shutdown mid-probe, or no usage reported) at their worst case, marked 'at most'"
+        )
+    if any(p.today_reserved_usd or p.today_reserved_tokens for p in status.providers):
+        console.print(
+            "today $ and tokens include the runs in flight at their worst case, as the budget"
+            " holds them reserved until their rows are stored, marked 'in flight'"
         )
     console.print(f"spool depth: {status.spool_depth} rows waiting for the warehouse")
     if status.quarantined:

@@ -194,6 +194,9 @@ class BudgetGuard:
         self._others_every_s = others_every_s
         self._monotonic = monotonic
         self._reading_others = False
+        # told every day's reservations after each change (``reserved.ReservedFile``), so
+        # ``nerfwatch status`` in another process counts what is in flight as this does
+        self.on_reserved: Callable[[Mapping[date, Mapping[str, Spend]]], None] | None = None
 
     @property
     def spent(self) -> dict[str, Spend]:
@@ -317,6 +320,7 @@ class BudgetGuard:
         held = self._reserved.setdefault(provider.name, Spend())
         held.tokens += want.tokens
         held.cost_usd += want.cost_usd
+        self._publish()
         return want
 
     def settle(self, reservation: Reservation, used: Spend | None) -> None:
@@ -333,6 +337,7 @@ class BudgetGuard:
         if held is not None:
             held.tokens = max(held.tokens - reservation.tokens, 0.0)
             held.cost_usd = max(held.cost_usd - reservation.cost_usd, 0.0)
+        self._publish()
         if used is None:
             return
         day = used.day or reservation.day
@@ -344,6 +349,18 @@ class BudgetGuard:
         mine = self._ledger(day).spent.setdefault(reservation.provider, Spend())
         mine.tokens += used.tokens
         mine.cost_usd += used.cost_usd
+
+    def reserved(self) -> dict[date, dict[str, Spend]]:
+        """Every kept day's in-flight reservations per provider (copies)."""
+        return {
+            day: {n: Spend(s.tokens, s.cost_usd) for n, s in ledger.reserved.items()}
+            for day, ledger in self._days.items()
+            if ledger.reserved
+        }
+
+    def _publish(self) -> None:
+        if self.on_reserved is not None:
+            self.on_reserved(self.reserved())
 
     def spent_by(self, provider: str) -> Spend:
         """Today's settled spend of one provider."""

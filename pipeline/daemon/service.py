@@ -43,6 +43,7 @@ from pipeline.daemon.one_run import Runs
 from pipeline.daemon.probe_call import ProbeCaller, default_probe_fn
 from pipeline.daemon.reloader import Reloader
 from pipeline.daemon.report_job import WeeklyReport
+from pipeline.daemon.reserved import ReservedFile
 from pipeline.daemon.row_sink import RowSink
 from pipeline.daemon.schedule import JobSpec, RunRequest, job_specs
 from pipeline.daemon.spool import Spool, SpoolError
@@ -81,6 +82,7 @@ class Daemon:
         self.held_rows = HeldRows(self.spool)
         self.flusher = Flusher(self.spool, row_writer(config, tuning))
         self.budget = BudgetGuard(config.budget, long_share=tuning.long_budget_share)
+        self._reserved = ReservedFile(config.warehouse.spool_dir, stats.session_id)
         self.alerts = AlertEvaluator(config.alerts)
         self._site = config.warehouse.site
         self._tasks = BackgroundTasks()
@@ -240,6 +242,10 @@ class Daemon:
             self.spool.open()
         except (SpoolError, OSError) as exc:
             raise DaemonError(str(exc)) from exc
+        # the spool folder is this daemon's now: its reservations file too (a killed
+        # predecessor's, if any, is replaced at once)
+        self.budget.on_reserved = self._reserved.publish
+        self._reserved.publish({})
         log.info(
             "daemon starting: migrating %s and replaying spool %s",
             _where(self.config.warehouse.location),
@@ -311,6 +317,9 @@ class Daemon:
 
     async def _release(self) -> None:
         """Close what ``_start`` opened (also after a failed start)."""
+        if self.budget.on_reserved is not None:  # only once the spool folder was ours
+            self.budget.on_reserved = None
+            self._reserved.remove()
         self.spool.close()
         if self._client is not None:
             await self._client.aclose()

@@ -7,24 +7,26 @@ asks the warehouse instead. A line is stored when its ``run_id`` (probe row) or
 ``event_id`` (daemon event) is there, or when the flush quarantined it (its sha256, the
 key of ``quarantined_rows``); a segment is stored when all its complete lines are.
 
-Status reads each waiting segment once (``read_waiting``): the same bytes tell which
-segments are stored, how many lines wait and what they hold.
+Status reads each waiting segment once (``read_waiting``) and decodes each line's JSON
+once: the same objects tell which segments are stored, how many lines wait, what they
+hold and what they spent.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pipeline.daemon.flush.segments import EVENT_TABLE, SPOOL_TABLE
 from pipeline.daemon.spool import SpoolError, waiting_segments
 from pipeline.daemon.spool.segments import lines_of, segment_bytes
+from pipeline.daemon.spooled import spooled_object
 from pipeline.warehouse import Warehouse
 
-__all__ = ["ReadSegment", "WaitingSpool", "read_waiting", "stored_segments"]
+__all__ = ["ReadSegment", "WaitingLine", "WaitingSpool", "read_waiting", "stored_segments"]
 
 _FOUND_SQL = """
 SELECT run_id AS key FROM probe_results WHERE run_id IN (SELECT unnest(?::VARCHAR[]))
@@ -48,12 +50,21 @@ class _LineKeys:
 
 
 @dataclass(frozen=True, slots=True)
+class WaitingLine:
+    """One complete spool line and its JSON object, decoded once (None: not an object,
+    a damaged line the next flush quarantines)."""
+
+    text: str
+    row: dict[str, Any] | None
+
+
+@dataclass(frozen=True, slots=True)
 class ReadSegment:
     """One waiting segment as read once: its complete lines, and its newline count (the
     spool depth's unit, ``pending_lines``: blank lines count, a torn tail does not)."""
 
     path: Path
-    lines: list[str]
+    lines: list[WaitingLine]
     newlines: int
 
 
@@ -72,7 +83,7 @@ class WaitingSpool:
         """Lines waiting for the warehouse, as ``pending_lines`` counts them."""
         return sum(s.newlines for s in self.pending(stored))
 
-    def pending_lines(self, stored: frozenset[Path]) -> Iterator[str]:
+    def pending_lines(self, stored: frozenset[Path]) -> Iterator[WaitingLine]:
         """Every complete waiting line, oldest segment first (``Spool.iter_pending``)."""
         for segment in self.pending(stored):
             yield from segment.lines
@@ -87,7 +98,9 @@ def read_waiting(directory: Path) -> WaitingSpool:
         except SpoolError as exc:
             out.unreadable.append(exc)
             continue
-        lines = [text for _, text in lines_of(data, segment.path)]
+        lines = [
+            WaitingLine(text, spooled_object(text)) for _, text in lines_of(data, segment.path)
+        ]
         out.segments.append(ReadSegment(segment.path, lines, data.count(b"\n")))
     return out
 
@@ -99,7 +112,7 @@ def stored_segments(warehouse: Warehouse, segments: Iterable[ReadSegment]) -> fr
     by_segment: dict[Path, list[_LineKeys]] = {}
     for segment in segments:
         if segment.lines:
-            by_segment[segment.path] = [_line_keys(text) for text in segment.lines]
+            by_segment[segment.path] = [_line_keys(line) for line in segment.lines]
     if not by_segment:
         return frozenset()
     keys = [k for line_keys in by_segment.values() for k in line_keys]
@@ -114,13 +127,10 @@ def stored_segments(warehouse: Warehouse, segments: Iterable[ReadSegment]) -> fr
     )
 
 
-def _line_keys(text: str) -> _LineKeys:
-    digest = hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()
-    try:
-        row = json.loads(text)
-    except ValueError:
-        return _LineKeys(None, None, digest)
-    if not isinstance(row, dict):
+def _line_keys(line: WaitingLine) -> _LineKeys:
+    digest = hashlib.sha256(line.text.encode("utf-8", "replace")).hexdigest()
+    row = line.row
+    if row is None:
         return _LineKeys(None, None, digest)
     table, run_id, event_id = row.get(SPOOL_TABLE), row.get("run_id"), row.get("event_id")
     probe_id = run_id if table is None and isinstance(run_id, str) else None

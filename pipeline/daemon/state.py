@@ -17,6 +17,7 @@ import contextlib
 import logging
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, date, datetime, time
+from typing import Any
 
 from pipeline.config import ProviderConfig
 from pipeline.daemon.budget import (
@@ -27,15 +28,17 @@ from pipeline.daemon.budget import (
     worst_case,
 )
 from pipeline.daemon.spool import Spool, SpoolError
-from pipeline.daemon.spooled import spooled_object, spooled_probe
+from pipeline.daemon.spooled import SpooledProbe, spooled_object, spooled_probe
 from pipeline.warehouse import Warehouse, WarehouseError
 
 __all__ = [
     "DaySpend",
     "OtherSitesSpend",
+    "add_spooled_spend",
     "learned_chars_per_token",
     "open_alerts",
     "spool_spend",
+    "spooled_live_probe",
     "today_spend",
 ]
 
@@ -112,26 +115,40 @@ def spool_spend(
     out: dict[str, Spend] = {}
     for line in lines:
         row = spooled_object(line)
-        if row is None or row.get("source") != "live":
-            continue
-        probe = spooled_probe(row)  # None: a damaged line (the next flush quarantines it)
-        if probe is None or probe.started_at.date() != day:
-            continue
-        spend = out.setdefault(probe.provider, Spend())
-        provider = (providers or {}).get(probe.provider)
-        run = (probe.run_status, row.get("skip_reason"))
-        unknown = billed_without_usage(
-            probe.input_tokens, probe.output_tokens, probe.http_status, probe.error_class, run
-        )
-        if unknown and provider is not None:
-            most = worst_case(provider, probe.context_target_tokens, probe.max_output_tokens)
-            spend.tokens += most.tokens
-            spend.cost_usd += most.cost_usd
-            spend.worst_case_usd += most.cost_usd
-            continue
-        spend.tokens += probe.tokens
-        spend.cost_usd += probe.cost_usd
+        probe = None if row is None else spooled_live_probe(row)
+        if row is not None and probe is not None and probe.started_at.date() == day:
+            add_spooled_spend(out, row, probe, providers or {})
     return out
+
+
+def spooled_live_probe(row: dict[str, Any]) -> SpooledProbe | None:
+    """``row`` as a live probe whose spend counts, or None (another source, an event,
+    a damaged line: the next flush quarantines it)."""
+    return spooled_probe(row) if row.get("source") == "live" else None
+
+
+def add_spooled_spend(
+    out: dict[str, Spend],
+    row: dict[str, Any],
+    probe: SpooledProbe,
+    providers: Mapping[str, ProviderConfig],
+) -> None:
+    """Add one spooled live probe's spend to ``out`` (status decodes each line once and
+    calls this, ``spool_spend`` for the budget's start)."""
+    spend = out.setdefault(probe.provider, Spend())
+    provider = providers.get(probe.provider)
+    run = (probe.run_status, row.get("skip_reason"))
+    unknown = billed_without_usage(
+        probe.input_tokens, probe.output_tokens, probe.http_status, probe.error_class, run
+    )
+    if unknown and provider is not None:
+        most = worst_case(provider, probe.context_target_tokens, probe.max_output_tokens)
+        spend.tokens += most.tokens
+        spend.cost_usd += most.cost_usd
+        spend.worst_case_usd += most.cost_usd
+        return
+    spend.tokens += probe.tokens
+    spend.cost_usd += probe.cost_usd
 
 
 class DaySpend:

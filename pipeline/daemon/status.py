@@ -2,7 +2,11 @@
 
 Today's spend is the budget guard's figure (``state.today_spend`` and ``spool_spend``):
 a run billed without usage (cut off by shutdown mid-probe, or no usage reported) counts
-at its worst case, shown apart, so status never says less than the guard counts.
+at its worst case, shown apart, and so does a run in flight, whose worst case the
+running daemon holds reserved (``reserved``), so status never says less than the guard
+counts. The reservations are read first, then the spool, then the warehouse: a run's
+row is spooled before its reservation is released, and a flush stores rows before it
+deletes their segment, so a run that moves on meanwhile is counted twice, never missed.
 
 Reads the warehouse read-only (brief, retried: the daemon holds the file only during a
 flush) and the spool directory, whose rows are not in the warehouse yet, less the
@@ -13,17 +17,18 @@ the file too long, the spool part still answers.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from pipeline.config import Config
+from pipeline.config import Config, ProviderConfig
 from pipeline.daemon.budget import Spend
 from pipeline.daemon.flush.segments import EVENT_TABLE, SPOOL_TABLE
-from pipeline.daemon.spool_stored import read_waiting, stored_segments
-from pipeline.daemon.spooled import SpooledProbe, spooled_object, spooled_probe
-from pipeline.daemon.state import day_start, spool_spend, today_spend
+from pipeline.daemon.reserved import read_reserved
+from pipeline.daemon.spool_stored import WaitingLine, read_waiting, stored_segments
+from pipeline.daemon.spooled import SpooledProbe, spooled_probe
+from pipeline.daemon.state import add_spooled_spend, day_start, spooled_live_probe, today_spend
 from pipeline.daemon.status_events import read_site_events
 from pipeline.warehouse import Lake, Warehouse, WarehouseError
 from pipeline.warehouse.errors import NewerFile
@@ -40,7 +45,9 @@ class ProviderStatus:
     last_error: str | None = None  # class and detail of the last failed probe
     today_cost_usd: float = 0.0  # as the budget counts it, worst cases included
     today_worst_case_usd: float = 0.0  # of which: runs billed without usage, at worst
-    today_tokens: int = 0
+    today_reserved_usd: float = 0.0  # of which: runs in flight, at worst (the guard's hold)
+    today_tokens: int = 0  # as the budget counts them, in-flight runs' worst case included
+    today_reserved_tokens: int = 0  # of which: runs in flight
     today_skipped: int = 0
 
 
@@ -84,6 +91,15 @@ def _add_spend(by_name: dict[str, ProviderStatus], spent: Mapping[str, Spend]) -
         status.today_tokens += int(spend.tokens)
 
 
+def _add_reserved(by_name: dict[str, ProviderStatus], reserved: Mapping[str, Spend]) -> None:
+    for name, spend in reserved.items():
+        status = by_name.setdefault(name, ProviderStatus(name))
+        status.today_cost_usd += spend.cost_usd
+        status.today_reserved_usd += spend.cost_usd
+        status.today_tokens += int(spend.tokens)
+        status.today_reserved_tokens += int(spend.tokens)
+
+
 def _merge_spool_row(
     status: ProviderStatus, row: SpooledProbe, today: datetime, tomorrow: datetime
 ) -> None:
@@ -101,6 +117,52 @@ def _merge_spool_row(
         status.last_error = f"{row.error_class}: {detail}" if detail else row.error_class
 
 
+@dataclass(slots=True)
+class _SpoolReading:
+    """What the waiting spool lines add to the warehouse's figures."""
+
+    spent: dict[str, Spend] = field(default_factory=dict)  # today's, as the guard counts
+    lost_by_session: dict[str, int] = field(default_factory=dict)
+    ahead: int = 0  # probe rows stamped in the future
+    damaged: int = 0
+
+
+def _read_spool(
+    lines: Iterable[WaitingLine],
+    by_name: dict[str, ProviderStatus],
+    prices: Mapping[str, ProviderConfig],
+    today: datetime,
+    now: datetime,
+) -> _SpoolReading:
+    """One pass over the waiting lines, each decoded once (by ``read_waiting``): spend,
+    last probes and errors (merged into ``by_name``), rows lost, rows stamped ahead."""
+    out = _SpoolReading()
+    tomorrow = today + timedelta(days=1)
+    for line in lines:
+        row = line.row
+        if row is None:
+            out.damaged += 1
+            continue
+        if row.get(SPOOL_TABLE) == EVENT_TABLE:  # counts are cumulative per session
+            session, count = str(row.get("session_id")), row.get("rows_lost")
+            if isinstance(count, int) and not isinstance(count, bool):
+                out.lost_by_session[session] = max(out.lost_by_session.get(session, 0), count)
+            continue
+        if row.get(SPOOL_TABLE) is not None:
+            continue
+        probe = spooled_probe(row)
+        if probe is None:
+            out.damaged += 1
+        elif probe.source == "live":
+            status = by_name.setdefault(probe.provider, ProviderStatus(probe.provider))
+            _merge_spool_row(status, probe, today, tomorrow)
+            out.ahead += probe.started_at > now + _AHEAD
+            # the guard's predicate, as ``state.spool_spend`` applies it
+            if spooled_live_probe(row) is not None and probe.started_at.date() == today.date():
+                add_spooled_spend(out.spent, row, probe, prices)
+    return out
+
+
 def gather_status(
     config: Config, *, lock_wait_s: float = 10.0, now: datetime | None = None
 ) -> DaemonStatus:
@@ -113,6 +175,7 @@ def gather_status(
     prices = {p.name: p for p in config.providers}  # what worst cases are priced at
     result = DaemonStatus(list(by_name.values()), 0)
     spool_dir = config.warehouse.spool_dir
+    reserved = read_reserved(spool_dir, today.date())  # first: see the module's docstring
     stored: frozenset[Path] = frozenset()  # segments the kernel kept, rows in the warehouse
     location = config.warehouse.location
     warehouse = Warehouse(location, lock_wait_s=lock_wait_s)
@@ -155,27 +218,15 @@ def gather_status(
                 ahead += int(row["ahead"])
             _add_spend(by_name, spent)
     result.spool_depth = waiting.depth(stored)
-    _add_spend(by_name, spool_spend(waiting.pending_lines(stored), today.date(), prices))
-    damaged = 0
-    for line in waiting.pending_lines(stored):
-        spooled = spooled_object(line)
-        if spooled is None:
-            damaged += 1
-            continue
-        if spooled.get(SPOOL_TABLE) == EVENT_TABLE:  # counts are cumulative per session
-            session, count = str(spooled.get("session_id")), spooled.get("rows_lost")
-            if isinstance(count, int) and not isinstance(count, bool):
-                lost_by_session[session] = max(lost_by_session.get(session, 0), count)
-            continue
-        if spooled.get(SPOOL_TABLE) is not None:
-            continue
-        probe = spooled_probe(spooled)
-        if probe is None:
-            damaged += 1
-        elif probe.source == "live":
-            status = by_name.setdefault(probe.provider, ProviderStatus(probe.provider))
-            _merge_spool_row(status, probe, today, tomorrow)
-            ahead += probe.started_at > now + _AHEAD
+    spool = _read_spool(waiting.pending_lines(stored), by_name, prices, today, now)
+    _add_spend(by_name, spool.spent)
+    _add_reserved(by_name, reserved.by_provider)
+    if reserved.note is not None:
+        result.notes.append(reserved.note)
+    for session, count in spool.lost_by_session.items():
+        lost_by_session[session] = max(lost_by_session.get(session, 0), count)
+    ahead += spool.ahead
+    damaged = spool.damaged
     if ahead:
         result.notes.append(
             f"{ahead} probe rows are stamped later than now (a wall clock since set back,"
