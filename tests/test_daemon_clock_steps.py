@@ -41,6 +41,12 @@ from tests.support.waiting import wait_until_async, within
 
 QUIET = DaemonTuning(install_signals=False, schedule_report=False)
 WORST = 300 + 64  # one run's reservation: context target plus every output token
+# Deadlines for waits that include a start-up or a day first met: the first run on a day
+# reads that day's spend from the warehouse, holding off flushes and waiting out a running
+# one (here storing the misfire rows of the jump). On a machine at load ~35 a start-up took
+# over a minute and the first run after the jump to midnight 60 s and more. A passing test
+# never waits for the deadline; a daemon that never runs on the new day still fails.
+SLOW_STEP_S = 180
 
 
 class TimedRunner:
@@ -185,15 +191,21 @@ def test_todays_spend_and_status_across_midnight_both_ways(
             daemon = Daemon(config, probe_fn=run_probe, tuning=tuning)
             stats = daemon.stats
             task = asyncio.create_task(daemon.run())
-            await wait_until_async(lambda: stats.skipped["budget"] >= 1, what="the cap to bite")
+            await wait_until_async(
+                lambda: stats.skipped["budget"] >= 1, SLOW_STEP_S, what="the cap to bite"
+            )
             clock.move_to(midnight + timedelta(seconds=30))
             done = stats.done
-            await wait_until_async(lambda: stats.done > done, what="a run on the new day")
+            await wait_until_async(
+                lambda: stats.done > done, SLOW_STEP_S, what="a run on the new day"
+            )
             await wait_until_async(lambda: stats.skipped["budget"] >= 3, what="its cap to bite")
             clock.move_to(stepped_back)  # NTP steps back over midnight
             skipped = stats.skipped["budget"]
             await wait_until_async(
-                lambda: stats.skipped["budget"] >= skipped + 3, what="the old day's cap"
+                lambda: stats.skipped["budget"] >= skipped + 3,
+                SLOW_STEP_S,
+                what="the old day's cap",
             )
             daemon.stop()
             await within(task, 120, "the daemon to stop")
@@ -246,11 +258,15 @@ def test_a_day_the_process_never_saw_is_read_before_it_spends_on_it(
             daemon = Daemon(config, probe_fn=run_probe, tuning=QUIET)
             stats = daemon.stats
             task = asyncio.create_task(daemon.run())
-            await wait_until_async(lambda: stats.skipped["budget"] >= 1, what="the cap to bite")
+            await wait_until_async(
+                lambda: stats.skipped["budget"] >= 1, SLOW_STEP_S, what="the cap to bite"
+            )
             clock.move_to(today)  # the clock corrected back to the real day
             skipped = stats.skipped["budget"]
             await wait_until_async(
-                lambda: stats.skipped["budget"] >= skipped + 3, what="the real day's cap"
+                lambda: stats.skipped["budget"] >= skipped + 3,
+                SLOW_STEP_S,
+                what="the real day's cap",
             )
             daemon.stop()
             return await within(task, 120, "the daemon to stop")
