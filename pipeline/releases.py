@@ -12,12 +12,13 @@ import io
 import re
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import polars as pl
 
 from pipeline.config.checker import did_you_mean
+from pipeline.resources import data_dir
 from pipeline.text_files import NotUtf8, decode_utf8
 from pipeline.warehouse import Warehouse
 
@@ -31,6 +32,7 @@ __all__ = [
     "known_vendors",
     "list_releases",
     "parse_release",
+    "utc_today",
 ]
 
 CONFIDENCE = ("high", "medium", "low")
@@ -63,15 +65,36 @@ class Release:
 
 
 def known_vendors(warehouse: Warehouse, extra: Iterable[str] = ()) -> set[str]:
-    """Vendors already in the calendar or configured; new names need ``allow_new_vendor``."""
+    """Vendors already in the calendar or configured; new names need ``allow_new_vendor``.
+
+    A warehouse file not created yet knows the shipped calendar's vendors, read from the
+    bundled CSV: querying it would create the file, and a refused row must leave nothing."""
+    if warehouse.lake is None and not warehouse.path.exists():
+        return _bundled_vendors() | set(extra)
     rows = warehouse.query("SELECT DISTINCT vendor FROM releases")
     return set(rows["vendor"].to_list()) | set(extra)
 
 
+def _bundled_vendors() -> set[str]:
+    with (data_dir() / "releases.csv").open(encoding="utf-8", newline="") as handle:
+        return {row["vendor"] for row in csv.DictReader(handle)}
+
+
+def utc_today() -> date:
+    """Today's date in UTC: the product counts UTC days, whatever the machine's zone."""
+    return datetime.now(UTC).date()
+
+
 def parse_release(
-    raw: dict[str, str | None], where: str, vendors: set[str], *, allow_new_vendor: bool = False
+    raw: dict[str, str | None],
+    where: str,
+    vendors: set[str],
+    *,
+    allow_new_vendor: bool = False,
+    today: date | None = None,
 ) -> Release:
-    """Validate one row (``where`` names it in errors, e.g. ``file.csv:7``)."""
+    """Validate one row (``where`` names it in errors, e.g. ``file.csv:7``). A date more
+    than a year after ``today`` (default: the UTC day now) is refused as a typo."""
     values = {k: (v or "").strip() for k, v in raw.items() if k is not None}
     for column in _REQUIRED:
         if not values.get(column):
@@ -86,7 +109,7 @@ def parse_release(
         raise ReleaseError(
             f"{where}: release_date: expected YYYY-MM-DD, got {values['release_date']!r}"
         ) from None
-    latest = date.today() + timedelta(days=366)
+    latest = (today or utc_today()) + timedelta(days=366)
     if not _EARLIEST <= day <= latest:
         raise ReleaseError(f"{where}: release_date: {day} is outside {_EARLIEST}..{latest}")
     confidence = values.get("confidence") or "medium"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import date
 from pathlib import Path
 
 import polars as pl
@@ -30,6 +29,7 @@ from pipeline.releases import (
     known_vendors,
     list_releases,
     parse_release,
+    utc_today,
 )
 from pipeline.warehouse import SqlError, WarehouseError
 from pipeline.warehouse.queries import QueryError, canned_queries, resolve_sql
@@ -191,7 +191,7 @@ def releases_add(
     db: Path | None = DB_OPTION,
 ) -> None:
     """Add one release to the calendar."""
-    warehouse = warehouse_from(config, db)
+    warehouse = warehouse_from(config, db)  # opened lazily: a refused row creates no file
     raw: dict[str, str | None] = {
         "vendor": vendor,
         "model": model,
@@ -228,7 +228,7 @@ def releases_import(
         fail(str(exc), 2)
     except WarehouseError as exc:
         fail(str(exc))
-    typer.echo(f"imported {added} new release(s) from {file} ({date.today()})")
+    typer.echo(f"imported {added} new release(s) from {file} ({utc_today()} UTC)")
 
 
 def register(app: typer.Typer) -> None:
