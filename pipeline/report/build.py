@@ -16,6 +16,7 @@ from pipeline.report.heatmap import heatmap_chart
 from pipeline.report.in_short import in_short
 from pipeline.report.sites import sites_view
 from pipeline.report.timeline import Timeline
+from pipeline.report.week_moves import week_moves
 from pipeline.report.weeks import IsoWeek
 
 __all__ = ["build_context", "timeline"]
@@ -122,7 +123,8 @@ def build_context(data: ReportData, *, generated_at: datetime) -> ReportContext:
     week = data.week
     window = timeline(data)
     last_day = week.end - timedelta(days=1)
-    provider_verdicts = verdicts.verdicts(data)
+    moves = week_moves(data.class_days, week_start=week.start)
+    provider_verdicts = verdicts.verdicts(data, moves)
     traffic = picks.recommendations(data)
     return ReportContext(
         title=f"nerfwatch weekly report {week.label}",
@@ -156,4 +158,5 @@ def build_context(data: ReportData, *, generated_at: datetime) -> ReportContext:
         fixed_answers=fixed_answers(data),
         sites=sites_view(data),
         all_failing=all_failing(data),
+        week_lines=moves.summary(),
     )

@@ -81,6 +81,7 @@ class Verdict:
     outlook: str = ""  # with too little data: what it cannot tell yet and what it needs
     details: str = ""  # the raw numbers behind the confidence: probes, CI, p- and q-values
     failing: str = ""  # every probe of the last hours failed (``failing_now``), or ""
+    unseen: str = ""  # week-over-week comparisons it could not make, or could not see
 
     @property
     def quiet(self) -> bool:
@@ -195,6 +196,7 @@ class ReportContext:
     sites: list[SitesView] = field(default_factory=list)  # two probe sites or more
     all_failing: str = ""  # every provider failing at once (``all_failing``), or ""
     in_short: str = ""  # the cards and picks in one sentence (``in_short``), or ""
+    week_lines: str = ""  # how many week-over-week lines were tested and chosen
 
     @property
     def empty(self) -> bool:

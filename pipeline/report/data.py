@@ -231,7 +231,6 @@ class ReportData:
     providers: pl.DataFrame
     daily_ttft: pl.DataFrame
     week_stats: pl.DataFrame
-    prev_stats: pl.DataFrame
     errors_daily: pl.DataFrame
     accuracy_daily: pl.DataFrame
     penalty_daily: pl.DataFrame
@@ -334,7 +333,6 @@ def _load(read: _Reader, week: IsoWeek, now: datetime) -> ReportData:
         providers=read(_PROVIDERS, history),
         daily_ttft=read(_DAILY_TTFT, charted),
         week_stats=read(_WEEK_STATS, this_week),
-        prev_stats=read(_WEEK_STATS, prev_week),
         errors_daily=read(_ERRORS_DAILY, _hour_bounds(*charted)),
         accuracy_daily=read(_ACCURACY_DAILY, charted),
         penalty_daily=read(_PENALTY_DAILY, charted),

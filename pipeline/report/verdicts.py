@@ -5,7 +5,7 @@ finished analysis run, or before a provider has the baseline the phase analysis 
 (``MIN_BASELINE_HOURS`` hours with short-context answers), they say so and what is
 missing rather than guess. How sure a verdict is comes from ``confidence.grade``; raw
 p- and q-values go to a details line. Week-over-week lines carry an interval over days
-and appear only when it excludes no change (``week_moves``).
+and are chosen across the whole report (``week_moves``).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from pipeline.report.last_day import expected_gap, last_day, provisional_note
 from pipeline.report.model_names import model_names_this_week
 from pipeline.report.severity import SeverityBasis, describe, severity_basis
 from pipeline.report.upstream_words import mix_windows, served_by
-from pipeline.report.week_moves import week_moves
+from pipeline.report.week_moves import WeekMoves, week_moves
 
 __all__ = ["STAGES", "current_phase", "episode_start", "not_probed_lately", "verdicts"]
 
@@ -190,13 +190,6 @@ def _sign_qvalues(data: ReportData, provider: str) -> str:
     return "; ".join(parts)
 
 
-def _week_changes(data: ReportData, provider: str) -> list[str]:
-    """Week-over-week moves whose interval over days excludes no change (``week_moves``)."""
-    days = data.class_days
-    mine = days.filter(pl.col("provider") == provider) if days.height else days
-    return week_moves(mine, week_start=data.week.start)
-
-
 def _analysis_changes(data: ReportData, provider: str) -> list[str]:
     notes = []
     # This week only: an analysis run after the week also dates changes that came later.
@@ -342,10 +335,13 @@ def _stale(data: ReportData, phase: dict[str, Any], last: datetime) -> str:
     )
 
 
-def _verdict(data: ReportData, provider: str, model: str) -> Verdict:
+def _verdict(data: ReportData, provider: str, model: str, moves: WeekMoves) -> Verdict:
     """The card, with an outage under way at the end of the data said first and coloured
     as bad whatever the phases say: they need days to see it."""
-    verdict = _phase_verdict(data, provider, model)
+    verdict = replace(
+        _phase_verdict(data, provider, model, moves.lines.get(provider, [])),
+        unseen="; ".join(moves.notes.get(provider, [])),
+    )
     failing = failing_now(_hours(data, provider))
     if failing is None or not_probed_lately(data, provider):  # an old outage is no "now"
         return verdict
@@ -355,10 +351,10 @@ def _verdict(data: ReportData, provider: str, model: str) -> Verdict:
     return replace(verdict, tone="bad", status="Failing now", since=since, failing=failing.words())
 
 
-def _phase_verdict(data: ReportData, provider: str, model: str) -> Verdict:
+def _phase_verdict(data: ReportData, provider: str, model: str, moved: list[str]) -> Verdict:
     outlook = _readiness(data, provider)
     # Without a baseline the analysis's phases and change points are noise, not news.
-    changes = ([] if outlook else _analysis_changes(data, provider)) + _week_changes(data, provider)
+    changes = ([] if outlook else _analysis_changes(data, provider)) + moved
     changes = model_names_this_week(data, provider) + changes
     if not changes:
         probed = data.week_stats.filter(pl.col("provider") == provider).height > 0
@@ -409,11 +405,14 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
-def verdicts(data: ReportData) -> list[Verdict]:
-    """One verdict per provider seen in the history window, worst first."""
+def verdicts(data: ReportData, moves: WeekMoves | None = None) -> list[Verdict]:
+    """One verdict per provider seen in the history window, worst first. Week-over-week
+    lines are chosen across the whole report (``week_moves``), not card by card."""
+    if moves is None:
+        moves = week_moves(data.class_days, week_start=data.week.start)
     order = {"bad": 0, "warn": 1, "unknown": 2, "ok": 3}
     found = [
-        _verdict(data, str(row["provider"]), str(row["model"]))
+        _verdict(data, str(row["provider"]), str(row["model"]), moves)
         for row in data.providers.iter_rows(named=True)
     ]
     return sorted(found, key=lambda v: (order[v.tone], v.provider))
