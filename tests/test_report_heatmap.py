@@ -16,7 +16,7 @@ from pipeline.report import IsoWeek, render_report
 from pipeline.report.data import load_report_data
 from pipeline.report.heatmap import MIN_CELL_PROBES, cells_for, heatmap_figure
 from pipeline.warehouse import Warehouse
-from tests.support.report import Series, probe_frame
+from tests.support.report import Series, heatmap_cells, probe_frame
 
 NOW = datetime(2026, 11, 20, 12, tzinfo=UTC)
 WEEK = IsoWeek(2026, 47)
@@ -81,7 +81,7 @@ def test_a_long_name_is_cut_to_fit_its_panel() -> None:
     how = pl.DataFrame(answers, schema=["provider", "dow", "hod"], orient="row").with_columns(
         ttft=pl.lit(400.0)
     )
-    drawn = heatmap_figure(how, [long, "b"])
+    drawn = heatmap_figure(heatmap_cells(how), [long, "b"])
     assert drawn is not None
     titles = [ax.get_title() for ax in drawn[0].axes[:2]]
     assert titles == [long[:35] + "…", "b"], titles
@@ -130,4 +130,4 @@ def test_cells_are_counted_per_provider() -> None:
     but each panel's cells hold 4: the cells are widened to 3-hour blocks (12)."""
     answers = [(f"p{i}", d, h) for i in range(25) for d in range(7) for h in range(24)] * 4
     how = pl.DataFrame(answers, schema=["provider", "dow", "hod"], orient="row")
-    assert cells_for(how.with_columns(ttft=pl.lit(400.0))).hours == 3
+    assert cells_for(heatmap_cells(how.with_columns(ttft=pl.lit(400.0)))).hours == 3

@@ -20,6 +20,7 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 from pipeline.report.baseline import NoBaseline
 from pipeline.report.context import Chart
 from pipeline.report.svg import INK, MUTED, PALETTE, figure_svg, new_figure, plain, style
+from pipeline.report.text_width import ROW_LABEL, fit
 from pipeline.report.timeline import MARKS_NOTE, Timeline, dates, x
 
 __all__ = [
@@ -165,7 +166,8 @@ def penalty_chart(
                 ms=3,
             )
             ax.axhline(1.0, color=MUTED, lw=0.8)
-            ax.set_ylabel(plain(provider), rotation=0, ha="right", va="center", fontsize=8)
+            name = plain(fit(provider, ROW_LABEL))
+            ax.set_ylabel(name, rotation=0, ha="right", va="center", fontsize=8)
             timeline.mark(ax, provider)
             timeline.axis(ax)
         axes[0].set_ylim(bottom=0)  # after every row: the scale is shared
@@ -311,7 +313,8 @@ def cycle_chart(
             ax.set_yticks([])
             ax.grid(False)
             ax.spines["left"].set_visible(False)
-            ax.set_ylabel(plain(provider), rotation=0, ha="right", va="center", fontsize=8.5)
+            name = plain(fit(provider, ROW_LABEL))
+            ax.set_ylabel(name, rotation=0, ha="right", va="center", fontsize=8.5)
         fig.legend(
             handles=_cycle_legend(bool(unfounded)),
             loc="upper left",

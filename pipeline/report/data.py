@@ -14,6 +14,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
+from pipeline.report.heatmap_cells import cells_sql
 from pipeline.report.timeline import CHART_DAYS
 from pipeline.report.weeks import IsoWeek, default_week
 from pipeline.warehouse import SqlError, Warehouse
@@ -162,14 +163,14 @@ FROM probe_results WHERE started_at >= ? AND started_at < ?
 GROUP BY ALL ORDER BY provider, first_at
 """
 
-# One row per answer, not per hour of the week: ``heatmap`` pools hours into wider cells
-# when hourly ones are too thin for a median, and a median of medians is not the median.
-_HOUR_OF_WEEK = """
+# Every level of cells the heatmap may use, counted and with medians taken here (a
+# median of hourly medians is not a cell's median): O(cells) rows, whatever the cadence.
+_HOUR_OF_WEEK = cells_sql("""
 SELECT provider, (isodow(started_at) - 1) AS dow, hour(started_at) AS hod, ttft_ms AS ttft
 FROM probes
 WHERE started_at >= ? AND started_at < ? AND ok AND coalesce(context_class, 'short') = 'short'
   AND ttft_ms IS NOT NULL
-"""
+""")
 
 _WEEK_HOURS = """
 SELECT provider, date_trunc('hour', started_at) AS hour, count(*) AS n
@@ -235,7 +236,7 @@ class ReportData:
     accuracy_daily: pl.DataFrame
     penalty_daily: pl.DataFrame
     headroom_daily: pl.DataFrame
-    hour_of_week: pl.DataFrame
+    hour_of_week: pl.DataFrame  # heatmap cells at every level (``heatmap.cells_sql``)
     week_hours: pl.DataFrame
     history_hours: pl.DataFrame  # probes and answers per provider and hour, for evidence
     skips: pl.DataFrame

@@ -16,6 +16,7 @@ from statsmodels.stats.proportion import proportion_confint
 from pipeline.report.charts import marker
 from pipeline.report.context import Chart
 from pipeline.report.svg import MUTED, PALETTE, figure_svg, new_figure, plain, style
+from pipeline.report.text_width import ROW_LABEL, fit
 from pipeline.report.thin_accuracy import MIN_SCORED, ThinAccuracy, thin_accuracy
 from pipeline.report.timeline import MARKS_NOTE, Timeline, dates
 
@@ -94,7 +95,7 @@ def _rows(
 
 
 def _label(ax: Axes, provider: str) -> None:
-    ax.set_ylabel(plain(provider), rotation=0, ha="right", va="center", fontsize=8)
+    ax.set_ylabel(plain(fit(provider, ROW_LABEL)), rotation=0, ha="right", va="center", fontsize=8)
 
 
 def _floor_zero(ax: Axes, *, min_top: float = 5.0) -> None:

@@ -10,6 +10,10 @@ one slow answer was drawn as red as a real rush hour. With TTFT spread like the 
 (log-normal, sigma about 0.25) the median of 10 answers is within about +/-20 % of the
 hour's true median 95 % of the time, the smallest step the colour scale (0.5x to 2x)
 shows well. Thinner cells are hatched grey, with their count in a tooltip.
+
+The cells are counted and their medians taken inside DuckDB at every level at once
+(``cells_sql``): returning every answer made the report's cost grow with the probe
+cadence; now it reads at most 9 x 168 rows per provider, whatever the cadence.
 """
 
 from __future__ import annotations
@@ -25,7 +29,9 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from pipeline.report.context import Chart
+from pipeline.report.heatmap_cells import DAYS, LEVELS, Cells
 from pipeline.report.svg import figure_svg, new_figure, plain, style
+from pipeline.report.text_width import fit
 
 __all__ = [
     "LEVELS",
@@ -39,48 +45,10 @@ __all__ = [
 ]
 
 MIN_CELL_PROBES = 10
-_DAYS = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
+
 _THIN_FILL = "#f3f4f6"
-_TITLE_CHARS = 36
+_TITLE_CHARS = 36  # Latin letters' width of a panel's title
 _FILLED = 0.9  # a level is used when this share of its cells with answers has enough
-
-
-@dataclass(frozen=True, slots=True)
-class Cells:
-    """What one heatmap cell is: a weekday (or every day pooled) and a block of hours."""
-
-    pool_days: bool
-    hours: int
-
-    @property
-    def rows(self) -> int:
-        return 1 if self.pool_days else 7
-
-    @property
-    def cols(self) -> int:
-        return 24 // self.hours
-
-    def name(self, row: int, col: int) -> str:
-        """A cell in words, for its tooltip: "Tue 12-15h", "every day 06h"."""
-        day = "every day" if self.pool_days else _DAYS[row]
-        start = col * self.hours
-        hours = f"{start:02d}h" if self.hours == 1 else f"{start:02d}-{start + self.hours:02d}h"
-        return f"{day} {hours}"
-
-    def words(self) -> str:
-        """The caption's "a cell is ..."."""
-        span = "one hour" if self.hours == 1 else f"{self.hours} hours"
-        if self.pool_days:
-            return f"A cell is {span} of the day, all days of the last four weeks pooled"
-        return f"A cell is {span} of one weekday over the last four weeks"
-
-
-# Finest first: hour of week, wider blocks of the week, then hour of day (weekdays
-# pooled), then wider blocks of the day. Hourly probing over 28 days gives 4 answers an
-# hour of the week, too few; 3-hour blocks of the week give 12.
-LEVELS = tuple(Cells(False, h) for h in (1, 2, 3, 4)) + tuple(
-    Cells(True, h) for h in (1, 2, 3, 4, 6)
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,29 +66,27 @@ class HourGrid:
         return [(int(r), int(c), int(self.count[r, c])) for r, c in zip(rows, cols, strict=True)]
 
 
-def _binned(answers: pl.DataFrame, cells: Cells) -> pl.DataFrame:
-    """Per provider and cell: answers ``n`` and their median ``ttft``."""
-    row = pl.lit(0) if cells.pool_days else pl.col("dow")
-    col = pl.col("hod") // cells.hours
-    by = ["provider", row.alias("row"), col.alias("col")]
-    return answers.group_by(by).agg(pl.len().alias("n"), pl.col("ttft").median())
+def _binned(how: pl.DataFrame, cells: Cells) -> pl.DataFrame:
+    """Per provider and cell of one level: answers ``n`` and their median ``ttft``."""
+    return how.filter(pl.col("level") == LEVELS.index(cells))
 
 
-def cells_for(answers: pl.DataFrame) -> Cells:
+def cells_for(how: pl.DataFrame) -> Cells:
     """The finest level at which most cells with answers (each provider's) have enough
     for a median."""
     for cells in LEVELS:
-        counts = _binned(answers, cells)["n"] if answers.height else pl.Series([0])
+        counts = _binned(how, cells)["n"] if how.height else pl.Series([0])
         if (counts >= MIN_CELL_PROBES).mean() >= _FILLED:  # type: ignore[operator]
             return cells
     return LEVELS[-1]
 
 
-def hour_grid(answers: pl.DataFrame, cells: Cells) -> HourGrid:
-    """One provider's ``answers`` in ``cells``, relative to the median of its full cells."""
+def hour_grid(how: pl.DataFrame, cells: Cells) -> HourGrid:
+    """One provider's cells (``cells_sql``) at ``cells``' level, relative to the median
+    of its full cells."""
     ratio = np.full((cells.rows, cells.cols), np.nan)
     count = np.zeros((cells.rows, cells.cols), dtype=int)
-    binned = _binned(answers, cells)
+    binned = _binned(how, cells)
     for row in binned.iter_rows(named=True):
         count[int(row["row"]), int(row["col"])] = int(row["n"])
     judged = binned.filter(pl.col("n") >= MIN_CELL_PROBES)
@@ -132,23 +98,18 @@ def hour_grid(answers: pl.DataFrame, cells: Cells) -> HourGrid:
     return HourGrid(ratio, count)
 
 
-def _usable(how: pl.DataFrame) -> pl.DataFrame:
-    # Successful probes may carry no TTFT (nothing usable streamed), so an hour's median
-    # can be null; a zero one has no ratio. Such hours stay blank.
-    return how.filter(pl.col("ttft").is_finite() & (pl.col("ttft") > 0))
-
-
 def _short_name(provider: str) -> str:
-    """A panel title that fits its panel (a long name ran into the next one)."""
-    return provider if len(provider) <= _TITLE_CHARS else provider[: _TITLE_CHARS - 1] + "…"
+    """A panel title that fits its panel (a long name ran into the next one; a CJK
+    name's characters are each nearly two letters wide, ``text_width``)."""
+    return fit(provider, _TITLE_CHARS)
 
 
 def heatmap_figure(
     how: pl.DataFrame, providers: list[str]
 ) -> tuple[Figure, list[str], Cells] | None:
-    """The figure, one tooltip per thin cell in the order of their gids ``thin-<i>``, and
-    what a cell is (``cells_for``: one level for every panel, so they read alike)."""
-    how = _usable(how)
+    """The figure from ``how`` (``cells_sql``'s rows), one tooltip per thin cell in the
+    order of their gids ``thin-<i>``, and what a cell is (``cells_for``: one level for
+    every panel, so they read alike)."""
     shown = [p for p in providers if how.filter(pl.col("provider") == p).height]
     if not shown:
         return None
@@ -178,7 +139,7 @@ def heatmap_figure(
             answers = f"{n} answer" + ("" if n == 1 else "s")
             tips.append(f"{provider}, {cells.name(row, col)} UTC: {answers}, too few")
         ax.set_title(plain(_short_name(provider)), fontsize=8.5)
-        days = ["all days"] if cells.pool_days else _DAYS
+        days = ["all days"] if cells.pool_days else DAYS
         ax.set_yticks(np.arange(cells.rows) + 0.5, days, fontsize=7)
         ax.set_xticks([0, 6, 12, 18, 24], ["0h", "6h", "12h", "18h", "24h"], fontsize=7)
         ax.set_xlim(0, 24)

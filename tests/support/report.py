@@ -13,14 +13,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
+import duckdb
 import numpy as np
 import polars as pl
 
+from pipeline.report.heatmap_cells import cells_sql
 from pipeline.warehouse import Warehouse
 
 __all__ = [
     "HOSTILE_TEXT",
     "Series",
+    "heatmap_cells",
     "insert_analysis",
     "insert_hostile_rows",
     "probe_frame",
@@ -311,3 +314,11 @@ def insert_analysis(
     ]
     _put(wh, "cycle_tests", tests)
     return aid
+
+
+def heatmap_cells(answers: pl.DataFrame) -> pl.DataFrame:
+    """The heatmap's cells of answer rows (provider, dow, hod, ttft), counted by the
+    report's own SQL in an in-memory DuckDB."""
+    with duckdb.connect() as con:
+        con.register("answers", answers)
+        return con.sql(cells_sql("SELECT * FROM answers")).pl()
