@@ -109,3 +109,26 @@ def test_views_bucket_utc_hours_and_days_in_the_plain_duckdb_client(
         LATE.replace(hour=0, minute=0).timestamp(),
         new_year.timestamp(),
     ]
+
+
+_PLAIN_READ_THERE = """
+import json, sys
+from pipeline.warehouse import Warehouse
+frame = Warehouse(sys.argv[1]).query(
+    "SELECT epoch(date_trunc('day', started_at)) AS day, "
+    "epoch(date_trunc('hour', started_at)) AS hour FROM probe_results ORDER BY started_at"
+)
+print(json.dumps([frame["day"].to_list(), frame["hour"].to_list()]))
+"""
+
+
+def test_a_plain_warehouse_read_buckets_utc_days_in_kathmandu(warehouse: Warehouse) -> None:
+    """Any reader's own SQL, not only the analysis's and the report's, counts UTC days: the
+    Warehouse sets the zone on its connections. Before, a query that did not say
+    ``SET TimeZone`` cut days at 18:15 UTC in Kathmandu (+5:45), so 23:40 UTC on the last
+    day of 2026 fell on 2027-01-01 there."""
+    _store_year_end_probes(warehouse)
+    days, hours = _in_zone(_PLAIN_READ_THERE, "Asia/Kathmandu", str(warehouse.path))
+    midnight = LATE.replace(hour=0, minute=0).timestamp()
+    assert days == [midnight, EARLY.replace(minute=0).timestamp()]
+    assert hours == [LATE.replace(minute=0).timestamp(), EARLY.replace(minute=0).timestamp()]

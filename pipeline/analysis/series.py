@@ -34,11 +34,9 @@ LATENCY_METRICS = ["ttft_p50_ms", "ttft_p95_ms", "total_p50_ms", "output_tps_p50
 BUSY_CLASSES = ("rate_limited", "overloaded", "server_error")
 _TIMEOUTS = ("timeout_connect", "timeout_first_token", "stall")
 
-# The probes view buckets hours with date_trunc in the session's time zone, which DuckDB
-# takes from the process (TZ): on a machine in Kathmandu (+5:45) the buckets began at
-# :15 UTC. The analysis counts UTC hours, as the report does.
+# The probes view buckets hours with date_trunc in the session's time zone: the
+# Warehouse's connections count in UTC, so these are UTC hours, as in the report.
 _HOURLY_SQL = f"""
-SET TimeZone = 'UTC';
 SELECT
     provider, model, coalesce(context_class, 'short') AS context_class, hour, {{site}}
     any_value(vendor)                                          AS vendor,

@@ -16,13 +16,13 @@ from pipeline.commands.common import (
     existing_warehouse,
     fail,
 )
-from pipeline.warehouse import WarehouseError
+from pipeline.warehouse import Warehouse, WarehouseError
 from probes.secrets import Secrets
 
 if TYPE_CHECKING:
     from pipeline.report.weeks import IsoWeek
 
-__all__ = ["refuse_a_future_week", "register"]
+__all__ = ["refuse_a_frozen_old_schema", "refuse_a_future_week", "register"]
 
 DEFAULT_OUT = Path("nerfwatch-data/reports")
 
@@ -52,6 +52,7 @@ def report(
     if chosen is not None:
         refuse_a_future_week(chosen, datetime.now(UTC))
     warehouse = existing_warehouse(config, db)
+    refuse_a_frozen_old_schema(warehouse)
     cfg = config_if_any(config)
     out_dir = out or (cfg.report.out_dir if cfg else DEFAULT_OUT)
     secrets = Secrets(cfg.secret_values() if cfg else ())  # keys echoed into stored text
@@ -62,6 +63,24 @@ def report(
     except OSError as exc:
         cannot_write("--out" if out else "report folder", out_dir, exc)
     typer.echo(str(path))
+
+
+def refuse_a_frozen_old_schema(warehouse: Warehouse) -> None:
+    """Exit 1 if the warehouse is of an older schema and cannot be upgraded (a read-only
+    mount, an archived copy): the report needs tables the old schema lacks, and failed on
+    the first one with a catalog error. ``nerfwatch sql`` still reads such a file."""
+    try:
+        behind = warehouse.frozen_behind()
+    except WarehouseError as exc:
+        fail(str(exc), 1)
+    if behind is not None:
+        found, needed = behind
+        fail(
+            f"warehouse {warehouse.where} has schema version {found}, this nerfwatch needs "
+            f"{needed}, and it cannot be written to upgrade it; copy it somewhere writable "
+            "and run `nerfwatch report --db COPY` (`nerfwatch sql` reads it as it stands)",
+            1,
+        )
 
 
 def refuse_a_future_week(week: IsoWeek, now: datetime) -> None:

@@ -1,6 +1,6 @@
 """Read what one weekly report needs from the warehouse, as polars frames.
 
-All queries run read-only in UTC (``SET TimeZone``) so day and hour buckets do not
+All queries run read-only in UTC (set by the Warehouse) so day and hour buckets do not
 depend on the machine's zone. Raw metrics come from the views in ``sql/views``; analysis
 results from the newest finished ``analysis_runs`` row, when there is one.
 """
@@ -36,8 +36,6 @@ ANALYSIS_TABLES = (
     "site_phases",
     "degradation_scope",
 )
-
-_UTC = "SET TimeZone = 'UTC';\n"
 
 _TOTALS = """
 SELECT count(*) AS n,
@@ -268,7 +266,7 @@ class ReportData:
 
 
 def _query(wh: Warehouse, sql: str, params: list[Any]) -> pl.DataFrame:
-    return wh.query(_UTC + sql, params)
+    return wh.query(sql, params)
 
 
 @dataclass(frozen=True, slots=True)
@@ -314,7 +312,6 @@ def _analysis(read: _Reader) -> tuple[dict[str, Any] | None, dict[str, pl.DataFr
 def load_report_data(wh: Warehouse, week: IsoWeek, *, now: datetime) -> ReportData:
     """Run every report query for ``week``; ``now`` caps a week still in progress."""
     with wh.connect(read_only=True) as con:
-        con.execute(_UTC)
         return _load(_Reader(wh, con), week, now)
 
 

@@ -116,11 +116,11 @@ class Warehouse:
         if read_only and not self._migrated and not self._schema_read:
             with self._store.connect(read_only=True) as con:
                 if not self._behind(con):
-                    yield con
+                    yield _in_utc(con)
                     return
             self._migrate_to_read()  # the reading connection is closed: migrating needs it
         with self._store.connect(read_only=read_only) as con:
-            yield con
+            yield _in_utc(con) if read_only else con
 
     def _migrate_to_read(self) -> None:
         """Migrate a file behind before reading it. One nobody here may write (a read-only
@@ -150,6 +150,23 @@ class Warehouse:
         self._schema_read = True
         known = self._migrations if self._migrations is not None else load_migrations()
         return any(m.number not in applied for m in known)
+
+    def frozen_behind(self) -> tuple[int, int] | None:
+        """(the file's schema version, this code's) if it lacks migrations and cannot be
+        written, so a reader reads it as it stands (``_migrate_to_read``); else None. A
+        reader that needs every table (the report) refuses such a file up front instead of
+        failing on the first table the old schema lacks."""
+        if self._file is None or not self._file.exists() or self._file.writable():
+            return None
+        with self._file.connect(read_only=True) as con:
+            try:
+                applied = _applied_migrations(con)
+            except duckdb.Error:
+                return None
+        known = self._migrations if self._migrations is not None else load_migrations()
+        if all(m.number in applied for m in known):
+            return None
+        return max(applied, default=0), max(m.number for m in known)
 
     def close(self) -> None:
         """Drop any instance kept between operations (a later one starts afresh)."""
@@ -318,6 +335,15 @@ class Warehouse:
                     reason = f"cannot read the data of {self.where}: {self.scrub(exc)}"
                     raise LakeUnreachable(reason) from exc
                 raise SqlError(self.scrub(exc)) from exc
+
+
+def _in_utc(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
+    """``con`` counting time in UTC, as the product does. DuckDB takes a session's zone
+    from the process (``TZ``), so ``date_trunc('day', ts)`` on a machine in Kathmandu
+    (+5:45) cut days at 18:15 UTC; set here, every reader gets UTC buckets without each
+    query saying so."""
+    con.execute("SET TimeZone = 'UTC'")
+    return con
 
 
 _WRITES_FILES = {
