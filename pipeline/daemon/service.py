@@ -51,7 +51,7 @@ from pipeline.daemon.startup import row_writer, serve_metrics, warm_start
 from pipeline.daemon.stopper import Stopper
 from pipeline.daemon.suspend import SuspendAware
 from pipeline.daemon.tasks import BackgroundTasks
-from pipeline.daemon.workers import ProbeWorkers
+from pipeline.daemon.workers import ProbeWorkers, daemon_client
 from pipeline.warehouse import Lake
 from probes.ids import new_run_id
 from probes.result import ProbeResult
@@ -259,9 +259,7 @@ class Daemon:
             budget=self.budget,
             alerts=self.alerts,
         )
-        self._client = httpx.AsyncClient(
-            limits=httpx.Limits(max_connections=None, max_keepalive_connections=64)
-        )
+        self._client = daemon_client()
         if self.config.daemon.probe_threads > 0:
             self._workers = ProbeWorkers(self.config.daemon.probe_threads)
         self.stats.metrics_port = serve_metrics(self.metrics, self.config)

@@ -18,6 +18,7 @@ from typing import Any
 import httpx
 
 from pipeline.config import ProbeConfig, ProviderConfig
+from probes.adapters.transport import probe_client
 from probes.result import ProbeResult
 
 __all__ = ["ProbeWorkers"]
@@ -34,7 +35,7 @@ class _Worker:
 
     def _main(self) -> None:
         asyncio.set_event_loop(self.loop)
-        self.client = _client()
+        self.client = daemon_client()
         self._ready.set()
         self.loop.run_forever()
         self.loop.close()
@@ -46,10 +47,14 @@ class _Worker:
         self.thread.join(timeout=10)
 
 
-def _client() -> httpx.AsyncClient:
-    return httpx.AsyncClient(
-        limits=httpx.Limits(max_connections=None, max_keepalive_connections=64)
-    )
+# No cap on connections (the gate caps concurrency per provider), 64 kept alive.
+DAEMON_LIMITS = httpx.Limits(max_connections=None, max_keepalive_connections=64)
+
+
+def daemon_client() -> httpx.AsyncClient:
+    """The daemon's probe client: connections that count what they receive, so a port
+    where something other than HTTP answers is told from one that closed in silence."""
+    return probe_client(DAEMON_LIMITS)
 
 
 class ProbeWorkers:

@@ -11,9 +11,8 @@ import asyncio
 from dataclasses import replace
 from typing import Any
 
-import httpx
-
 from pipeline.config import ProbeConfig, ProviderConfig
+from probes.adapters.transport import probe_client
 from probes.result import ProbeResult
 from probes.runner import run_probe
 from probes.sizing import CharsPerToken
@@ -49,7 +48,7 @@ async def probe_n_async(
 ) -> list[ProbeResult]:
     """``n`` probes one after another over one client (seeds ``seed``, ``seed + 1``...;
     ``None``: each drawn as the daemon draws it)."""
-    async with httpx.AsyncClient() as client:
+    async with probe_client() as client:
         return [
             await run_probe(
                 provider,
