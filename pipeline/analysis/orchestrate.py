@@ -14,6 +14,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import polars as pl
+from threadpoolctl import threadpool_limits
 
 from pipeline.analysis.answer_distribution import fixed_prompt_shifts
 from pipeline.analysis.compute import compute
@@ -128,10 +129,14 @@ def run_analysis(
             )
         else:
             paired, site_hourly = {}, None
-        frames = compute(
-            hourly, releases, incidents, seed=seed, extra_signs=extra, paired=paired,
-            site_hourly=site_hourly,
-        )  # fmt: skip
+        # The fits are small (thousands of rows by a dozen columns): OpenBLAS's threads
+        # cost more to wake than they save, 12x on a 2-core machine for a 2160 x 13
+        # least-squares fit, and the results do not change (test_scale_year_bench).
+        with threadpool_limits(limits=1, user_api="blas"):
+            frames = compute(
+                hourly, releases, incidents, seed=seed, extra_signs=extra, paired=paired,
+                site_hourly=site_hourly,
+            )  # fmt: skip
         for table, frame in frames.items():
             if frame.height:
                 warehouse.insert_frame(
