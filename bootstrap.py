@@ -24,6 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent
 UV_VERSION = "0.13.8"
 CHROMIUM = Path("/usr/bin/chromium")
+CJK_FONT = Path("/usr/share/fonts/truetype/wqy/wqy-microhei.ttc")
 COMMANDS = ("demo", "test", "nerfwatch")  # nerfwatch: any nerfwatch command, after the sync
 
 
@@ -85,13 +86,14 @@ def sync(uv: Path) -> None:
 
 
 def ensure_chromium() -> None:
-    """Debian's chromium for the browser tests; nothing is downloaded outside apt."""
-    if CHROMIUM.exists():
+    """Debian's chromium for the browser tests, and a CJK font so they can see whether
+    Chinese or Japanese names fit; nothing is downloaded outside apt."""
+    if CHROMIUM.exists() and CJK_FONT.exists():
         return
     if os.geteuid() != 0 or shutil.which("apt-get") is None:
-        say("chromium is missing and cannot be installed here; browser tests will be skipped")
+        say("chromium or a CJK font is missing and cannot be installed here: browser tests skip")
         return
-    say("installing Debian's chromium for the browser tests")
+    say("installing Debian's chromium and a CJK font for the browser tests")
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
     run_quietly("apt-get", "update", "-qq", env=env)
     run_quietly(
@@ -102,6 +104,7 @@ def ensure_chromium() -> None:
         "--no-install-recommends",
         "chromium",
         "fonts-liberation",
+        "fonts-wqy-microhei",
         env=env,
     )
 
