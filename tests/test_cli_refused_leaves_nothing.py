@@ -84,3 +84,51 @@ def test_today_is_the_utc_day_not_the_machines() -> None:
         assert utc_today() == date(2026, 5, 1)
         with pytest.raises(ReleaseError, match=r"outside 2015-01-01\.\.2027-05-02$"):
             parse_release(ROW | {"release_date": "2027-05-03"}, "r", {"OpenAI"})
+
+
+@pytest.mark.parametrize(
+    ("make", "line"),
+    [
+        (lambda p: p.mkdir(), "is a folder, not a warehouse file"),
+        (
+            lambda p: p.write_text("vendor,model\n", encoding="utf-8"),
+            "is not a DuckDB warehouse file",
+        ),
+    ],
+)
+@pytest.mark.parametrize(
+    "command", [["sql", "SELECT 1"], ["releases", "add", "OpenAI", "M", "2026-01-01"]]
+)
+def test_a_db_that_is_a_folder_or_another_file_is_one_line(
+    make: object,
+    line: str,
+    command: list[str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """DuckDB's 'IO Error: ... Is a directory / not a valid DuckDB database file' exited 1,
+    as if the system had failed; it is the user's input: exit 2, naming --db."""
+    target = tmp_path / "given"
+    assert callable(make)
+    make(target)
+    code, out, err = run_main([*command, "--db", str(target)], capsys)
+    assert (code, out, err) == (2, "", [f"error: --db: {target} {line}"])
+    assert [p.name for p in tmp_path.iterdir()] == ["given"]
+
+
+def test_a_db_with_an_unexpanded_tilde_is_in_the_home_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--db=~/nw.duckdb`` reaches us unexpanded; the old code created a folder named '~'
+    in the working folder."""
+    home, work = tmp_path / "home", tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(work)
+    code, _, err = run_main(
+        ["releases", "add", "OpenAI", "M", "2026-01-01", "--db=~/nw.duckdb"], capsys
+    )
+    assert code == 0, err
+    assert (home / "nw.duckdb").is_file()
+    assert list(work.iterdir()) == []

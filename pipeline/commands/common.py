@@ -121,8 +121,14 @@ def drift_dir(config: Path | None, db: Path | None) -> Path:
 
 
 def warehouse_location(config: Path | None, db: Path | None) -> tuple[Path | Lake, str]:
-    """Like ``warehouse_path``, but a config with ``backend = "ducklake"`` gives its lake."""
+    """Like ``warehouse_path``, but a config with ``backend = "ducklake"`` gives its lake.
+
+    A --db the shell did not expand (``--db=~/x.duckdb``, quoted ``'~/x'``) is expanded
+    here: taken as written, a writing command created a folder named ``~``. A folder or a
+    file that is not DuckDB's is refused in one line (exit 2), before anything opens it."""
     if db is not None:
+        db = db.expanduser()
+        _refuse_not_a_warehouse_file(db, "--db")
         return db, "--db"
     cfg = config_if_any(config)
     if cfg is not None and cfg.warehouse.lake is not None:
@@ -147,6 +153,23 @@ def existing_warehouse(config: Path | None, db: Path | None) -> Warehouse:
     location, origin = warehouse_location(config, db)
     require_warehouse(location, origin)
     return _open(location)
+
+
+_DUCKDB_MAGIC = b"DUCK"  # bytes 8-11 of every DuckDB database file
+
+
+def _refuse_not_a_warehouse_file(path: Path, origin: str) -> None:
+    """Exit 2 if ``path`` is a folder, or a non-empty file DuckDB did not write (a CSV,
+    the config): DuckDB's own error said 'IO Error' and exited 1, as if the system failed."""
+    if path.is_dir():
+        fail(f"{origin}: {path} is a folder, not a warehouse file", 2)
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(12)
+    except OSError:
+        return  # missing or unreadable: the command says so where it opens the file
+    if head and head[8:12] != _DUCKDB_MAGIC:
+        fail(f"{origin}: {path} is not a DuckDB warehouse file", 2)
 
 
 def require_warehouse(location: Path | Lake, origin: str) -> None:
