@@ -139,34 +139,60 @@ def series_change_pvalue(x: FloatArray, edges: Sequence[int]) -> float:
     anywhere in it; ``edges``: 0, the breaks a search found, ``x.size``. NaN with under
     12 values.
 
-    The series' own ends bound the window, so nothing the search chose enters the test:
-    the statistic is the largest change of level over every pair of positions a phase
-    could start and end at, the range of the CUSUM of the centred ranks,
+    The series' own ends bound the window, so nothing the search chose enters the
+    statistic: the largest change of level over every pair of positions a phase could
+    start and end at, the range of the CUSUM of the centred ranks,
     (max_k B_k - min_k B_k) / sqrt(n lrv) with B_k = S_k - k S_n / n, and its null is that
     maximum's: the range of a Brownian bridge (Kuiper's distribution; no floor, no
     simulation). The range, not the largest |B_k| (one break), because a phase is mostly a
     level that moves and comes back, where a one-break statistic loses most of its power;
-    a single step pays a little (5 % critical value 1.75 against 1.36). lrv, the long-run
-    variance of the ranks, is that of the AR(p) (AIC, p <= 48) fitted to the ranks centred
-    on each segment's mean, so a real change is not taken for persistence. It assumes
-    ranks that are a stationary autoregression of at most two days' memory around their
-    level; on a changeless series the segments also absorb a little wander, which the
-    false-alarm rate in tests/test_phase_false_alarms.py prices."""
+    a single step pays a little (5 % critical value 1.75 against 1.36).
+
+    lrv, the long-run variance of the ranks, is ``_day_long_run_variance``'s: days are the
+    unit, because load wanders from day to day and an hourly autoregression of at most two
+    days' memory took that slow part for noise that fades (p < 0.01 on 8.8 % of changeless
+    series). Under a week of days it is the hourly AR(p)'s (AIC, p <= 48). Both centre the
+    ranks on each segment's mean, so a real change is not taken for persistence. It
+    assumes ranks whose departures from their segment's level are stationary, with a
+    day-to-day part that fades like an ARMA(1, 1); measured in
+    tests/test_phase_false_alarms.py and benchmarks/bench_phase_null.py."""
     finite = np.isfinite(x)
     v = x[finite]
     if v.size < _MIN_POINTS:
         return float("nan")
-    u = stats.rankdata(v) / (v.size + 1) - 0.5
-    cuts = np.cumsum(np.concatenate([[0], finite]))[list(edges)]
-    pieces = [u[lo:hi] - u[lo:hi].mean() for lo, hi in itertools.pairwise(cuts) if hi > lo]
-    phi, innovation = _autoregression_with_variance(np.concatenate(pieces), _MAX_AR_ORDER)
-    lrv = innovation / max(1.0 - float(phi.sum()), 1e-3) ** 2
-    s = np.cumsum(u)
+    u = np.full(x.size, np.nan)
+    u[finite] = stats.rankdata(v) / (v.size + 1) - 0.5
+    for lo, hi in itertools.pairwise(edges):
+        if np.isfinite(u[lo:hi]).any():
+            u[lo:hi] -= np.nanmean(u[lo:hi])  # residuals around each segment's level
+    lrv = _day_long_run_variance(u, len(edges) - 1)
+    if math.isnan(lrv):
+        phi, innovation = _autoregression_with_variance(u[finite], _MAX_AR_ORDER)
+        lrv = innovation / max(1.0 - float(phi.sum()), 1e-3) ** 2
+    ranks = stats.rankdata(v) / (v.size + 1) - 0.5
+    s = np.cumsum(ranks)
     k = np.arange(1, v.size + 1)
     bridge = s - k / v.size * s[-1]
     return (
         _kuiper_sf(float(bridge.max() - bridge.min()) / math.sqrt(v.size * lrv)) if lrv > 0 else 1.0
     )
+
+
+def _day_long_run_variance(residuals: FloatArray, segments: int) -> float:
+    """Long-run variance per hour of hourly ``residuals`` (NaN: no value; centred on
+    ``segments`` levels), from their means over 24-hour blocks with at least 12 values:
+    the blocks' variance times ``_days_factor`` (how much days that follow days add),
+    times the mean hours a block has. NaN under a week of such blocks."""
+    days = residuals.size // 24
+    blocks = residuals[: days * 24].reshape(days, 24)
+    hours = np.count_nonzero(np.isfinite(blocks), axis=1)
+    kept = hours >= 12
+    if np.count_nonzero(kept) < _MIN_DAYS:
+        return float("nan")
+    means = np.full(days, np.nan)
+    means[kept] = np.nansum(blocks[kept], axis=1) / hours[kept]
+    variance = float(np.nanmean(means[kept] ** 2))
+    return variance * _days_factor(means, segments) * float(hours[kept].mean())
 
 
 def _kuiper_sf(x: float) -> float:
@@ -207,6 +233,15 @@ def day_dependence(
             continue
         rate = e[days].sum() / n[days].sum()
         r[lo:hi][days] = (e[days] - n[days] * rate) / np.sqrt(n[days] * rate * (1 - rate))
+    return _days_factor(r, len(edges) - 1)
+
+
+def _days_factor(r: FloatArray, segments: int) -> float:
+    """Long-run over plain variance of daily residuals ``r`` (NaN: no day) around
+    ``segments`` fitted levels: 1 + 2 r1 / (1 - phi), an ARMA(1, 1)'s (a spell that
+    persists plus noise that does not), r1 the lag-1 autocorrelation, phi = r2 / r1 how
+    slowly it fades, clipped to [r1, 0.9]; r1 and r2 corrected for the levels' Kendall
+    bias, (1 + 3 r1) x segments / days. 1.0 under 7 days."""
     kept = np.isfinite(r)
     denom = float(r[kept] @ r[kept])
     if kept.sum() < _MIN_DAYS or denom <= 0.0:
@@ -217,7 +252,7 @@ def day_dependence(
         return float(r[:-lag][pairs] @ r[lag:][pairs]) / denom
 
     r1, r2 = autocorrelation(1), autocorrelation(2)
-    bias = (1 + 3 * max(r1, 0.0)) * (len(edges) - 1) / kept.sum()
+    bias = (1 + 3 * max(r1, 0.0)) * segments / kept.sum()
     r1, r2 = min(max(r1 + bias, 0.0), _MAX_RHO), r2 + bias
     phi = min(max(r2 / r1 if r1 > 0 else 0.0, r1), _MAX_RHO)
     return 1.0 + 2.0 * r1 / (1.0 - phi)

@@ -30,11 +30,12 @@
    phase (``onset.ramp_fit``). So a gradual degradation is dated from its start rather
    than its middle.
 6. Adjacent segments with the same label and stage form one phase, unless a degradation's
-   severity signal moved again between them (>= 5 %, p < 0.01), so a phase reports one
-   level; a piece under 3 days leading into the next phase of its stage joins it. Severity
-   is the relative TTFT change against the baseline with a block-bootstrap 95 % CI, on
-   long-context TTFT for long_context_issues or when only long context moved, on output
-   speed when only decoding slowed (``severity_signal``), short-context TTFT otherwise.
+   severity signal moved again between them (>= 5 %, p < 0.01, gated like step 3 on the
+   phase's own stretch), so a phase reports one level; a piece under 3 days leading into
+   the next phase of its stage joins it. Severity is the relative TTFT change against the
+   baseline with a block-bootstrap 95 % CI, on long-context TTFT for long_context_issues
+   or when only long context moved, on output speed when only decoding slowed
+   (``severity_signal``), short-context TTFT otherwise.
 
 The per-day probability of being degraded is ``pipeline.analysis.degraded_days``; the
 dataclasses are in ``pipeline.analysis.phase_types``.
@@ -438,13 +439,20 @@ def _severity_series(group: list[Segment], s: ProviderSeries) -> FloatArray:
 def _moved_again(group: list[Segment], seg: Segment, s: ProviderSeries) -> bool:
     """Did the severity signal move again where ``seg`` starts: its median differs from the
     phase so far by >= 5 % at p < 0.01 (two-sided Mann-Whitney, deflated for lag-1
-    dependence)? Then one phase would report a median over two levels, describing neither."""
+    dependence)? Then one phase would report a median over two levels, describing neither.
+    The search chose where ``seg`` starts, so, as in ``_compare``, the p-value is at least
+    that of the level changing anywhere in the phase so far and ``seg`` together
+    (``break_tests.series_change_pvalue``): a split is a test at 1 %, not a search's cut."""
     series = _severity_series([*group, seg], s)
-    shift = _level_shift(series[group[0].start : group[-1].end], series[seg.start : seg.end])
+    lo = group[0].start
+    shift = _level_shift(series[lo : group[-1].end], series[seg.start : seg.end])
     if shift is None:
         return False
     change, p_up = shift
-    return abs(change) >= math.log1p(MIN_LATENCY_EFFECT) and 2.0 * min(p_up, 1.0 - p_up) < _ALPHA
+    if abs(change) < math.log1p(MIN_LATENCY_EFFECT) or 2.0 * min(p_up, 1.0 - p_up) >= _ALPHA:
+        return False
+    edges = [g.start - lo for g in group] + [seg.start - lo, seg.end - lo]
+    return series_change_pvalue(series[lo : seg.end], edges) < _ALPHA
 
 
 def _phase_groups(segments: list[Segment], s: ProviderSeries) -> list[list[Segment]]:
