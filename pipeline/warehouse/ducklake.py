@@ -21,12 +21,16 @@ from pipeline.warehouse.errors import LakeUnreachable, WarehouseError, cannot_op
 from pipeline.warehouse.extensions import load_extension, offline
 from pipeline.warehouse.lake import Lake, LakeSpecError, check_catalog
 from pipeline.warehouse.lake_schema import for_ducklake
+from pipeline.warehouse.lake_schema_lock import schema_lock
 
 __all__ = ["LakeStore", "attach_lake"]
 
 _ALIAS = "warehouse"
 _BUSY_TIMEOUT_MS = 10_000
 _ATTACH_WAIT_S = 30.0
+# How long a writer waits for another to finish creating or migrating the lake's schema
+# (sixteen migrations on a new lake take seconds; far longer on a loaded machine).
+_SCHEMA_WAIT_S = 300.0
 _CATALOG_EXTENSION = {"sqlite": "sqlite_scanner", "postgres": "postgres_scanner"}
 # A commit that failed because another writer was busy in the catalog, or changed what this
 # transaction read, or a PostgreSQL catalog's lock_timeout (set in the conninfo's options)
@@ -90,8 +94,12 @@ class LakeStore:
         finally:
             cursor.close()
 
-    def schema_connection(self) -> contextlib.AbstractContextManager[duckdb.DuckDBPyConnection]:
-        return self.connect(read_only=False)
+    @contextmanager
+    def schema_connection(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A writing cursor under the lake's schema lock (``lake_schema_lock``): writers
+        that find a new lake at once create its catalog and migrate it one at a time."""
+        with schema_lock(self.lake, _SCHEMA_WAIT_S), self.connect(read_only=False) as cursor:
+            yield cursor
 
     def close(self) -> None:
         with self._lock:
