@@ -26,7 +26,7 @@ import pytest
 
 from tests.support.daemon import free_port
 from tests.support.mounts import unavailable
-from tests.support.waiting import start_server, stop_server
+from tests.support.waiting import start_server, stop_server, wait_until
 
 __all__ = ["PostgresServer", "postgres_server"]
 
@@ -92,6 +92,24 @@ class PostgresServer:
         """Run ``statement`` with psql in ``dbname``; its unaligned output."""
         return self._client("psql", "-d", dbname, "-Atc", statement)
 
+    def crash(self) -> None:
+        """SIGKILL the postmaster (a power cut for the catalog) and wait until its backends,
+        which notice within a moment, have exited too; ``restarted`` then recovers the
+        cluster from its WAL, as after a real crash."""
+        backends = _children(self.process.pid)
+        self.process.kill()
+        self.process.wait(timeout=STOP_DEADLINE_S)
+        wait_until(
+            lambda: not _running(backends),
+            STOP_DEADLINE_S,
+            f"the backends of the killed postgres in {self.folder} to exit",
+        )
+
+    def restarted(self, port: int | None = None) -> PostgresServer:
+        """The same cluster started again (on ``port``, or the one it had); the caller
+        keeps the returned server (and stops it)."""
+        return launch(self.bin_dir, self.folder, port or self.port, self.run_as)
+
     def _client(self, tool: str, *args: str) -> str:
         command = [str(self.bin_dir / tool), "-h", "127.0.0.1", "-p", str(self.port), "-U", USER]
         done = subprocess.run(
@@ -100,6 +118,23 @@ class PostgresServer:
         if done.returncode != 0:
             raise RuntimeError(f"{tool} {' '.join(args)} failed: {done.stderr.strip()}")
         return done.stdout
+
+
+def _children(parent: int) -> set[int]:
+    """PIDs whose parent is ``parent`` (a postmaster's backends and helpers)."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        try:
+            stat = (entry / "stat").read_text() if entry.name.isdigit() else ""
+        except OSError:
+            continue
+        if stat and int(stat.rsplit(")", 1)[1].split()[1]) == parent:
+            found.add(int(entry.name))
+    return found
+
+
+def _running(pids: set[int]) -> bool:
+    return any(Path(f"/proc/{pid}").exists() for pid in pids)
 
 
 def _owned(folder: Path, run_as: str | None) -> None:
@@ -113,7 +148,7 @@ def start_postgres(bin_dir: Path) -> PostgresServer:
     run_as = "postgres" if os.geteuid() == 0 else None
     folder = Path(tempfile.mkdtemp(prefix="nerfwatch-pg-"))
     _owned(folder, run_as)
-    data, log = folder / "data", folder / "postgres.log"
+    data = folder / "data"
     initdb = [
         str(bin_dir / "initdb"), "-D", str(data), "-U", USER, "--auth=trust", "--no-sync",
         "-E", "UTF8", "--no-instructions",
@@ -123,24 +158,27 @@ def start_postgres(bin_dir: Path) -> PostgresServer:
     )
     if done.returncode != 0:
         raise RuntimeError(f"initdb failed: {done.stderr.strip()}")
-    port = free_port()
+    try:
+        return launch(bin_dir, folder, free_port(), run_as)
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+
+
+def launch(bin_dir: Path, folder: Path, port: int, run_as: str | None) -> PostgresServer:
+    """Start ``postgres`` on the cluster in ``folder`` (made by initdb) and wait for it."""
+    data, log = folder / "data", folder / "postgres.log"
     command = [
         str(bin_dir / "postgres"), "-D", str(data), "-p", str(port), "-k", str(folder),
         "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "full_page_writes=off",
     ]  # fmt: skip
-    try:
-        process = start_server(
-            command,
-            log,
-            lambda process: _wait_ready(
-                PostgresServer(process, port, folder, bin_dir, run_as), log
-            ),
-            stop_timeout=STOP_DEADLINE_S,
-            user=run_as,
-        )
-    except BaseException:
-        shutil.rmtree(folder, ignore_errors=True)
-        raise
+    process = start_server(
+        command,
+        log,
+        lambda process: _wait_ready(PostgresServer(process, port, folder, bin_dir, run_as), log),
+        stop_timeout=STOP_DEADLINE_S,
+        user=run_as,
+    )
     return PostgresServer(process, port, folder, bin_dir, run_as)
 
 

@@ -50,10 +50,21 @@ class S3Server:
     process: subprocess.Popen[bytes]
     port: int
     log: Path
+    restart_command: tuple[str, ...] = ()  # what started it, to start it again as it was
 
     @property
     def endpoint(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    def crash(self) -> None:
+        """SIGKILL the server (every part of ``weed mini`` is this one process)."""
+        self.process.kill()
+        self.process.wait(timeout=STOP_DEADLINE_S)
+
+    def restarted(self) -> S3Server:
+        """The same server started again on the same folder and ports; the caller keeps
+        the returned one (and stops it)."""
+        return _launch(list(self.restart_command), self.log, self.port)
 
     def environment(self, *, write_only: bool = False) -> dict[str, str]:
         """The variables a ``Lake`` with the default ``*_env`` names reads (``write_only``:
@@ -103,14 +114,17 @@ def start_s3(binary: Path, folder: Path) -> S3Server:
         *(f"-{flag}={port}" for flag, port in ports.items()),
     ]  # fmt: skip
     (folder / "data").mkdir()
-    log, port = folder / "weed.log", ports["s3.port"]
+    return _launch(command, folder / "weed.log", ports["s3.port"])
+
+
+def _launch(command: list[str], log: Path, port: int) -> S3Server:
     process = start_server(
         command,
-        log,
+        log,  # a restart starts it afresh
         lambda process: _wait_ready(S3Server(process, port, log)),
         stop_timeout=STOP_DEADLINE_S,
     )
-    return S3Server(process, port, log)
+    return S3Server(process, port, log, tuple(command))
 
 
 def _wait_ready(server: S3Server) -> None:

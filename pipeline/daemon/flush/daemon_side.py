@@ -23,6 +23,7 @@ from typing import Any, Protocol
 from pipeline.daemon.flush.segments import FlushBatch, SideRows, Written
 from pipeline.daemon.spool import Spool, SpoolError
 from pipeline.warehouse import WarehouseBusy, WarehouseError
+from pipeline.warehouse.lake_faults import lake_fault
 
 __all__ = ["FlushOutcome", "Flusher", "RowWriter"]
 
@@ -155,8 +156,13 @@ class Flusher:
         first, self._failing = kind is not self._failing, kind
         if first and kind is SpoolError:
             log.error("flush met a spool fault: %s", exc)
-        elif first:
-            log.error("flush failed, the spool keeps the rows until a flush succeeds: %s", exc)
+        elif first:  # what failed, in words, when the lake's message shows it
+            fault = lake_fault(str(exc))
+            log.error(
+                "flush failed%s, the spool keeps the rows until a flush succeeds: %s",
+                f" ({fault})" if fault else "",
+                exc,
+            )
         elif count % _FAILURE_REMINDER == 0:
             log.error("flushes still failing (%d in a row), spool keeps the rows: %s", count, exc)
 

@@ -1,0 +1,288 @@
+"""A lake's servers crashing (SIGKILL, not a clean stop) under a flush, then coming back.
+
+tests/test_lake_outages.py covers a catalog that refuses connections from the start (its
+database missing); here PostgreSQL dies while a flush is committing: its data files are
+already on S3 (SeaweedFS), the catalog's transaction is lost with the server, and the
+cluster then recovers from its WAL. Each test starts its own PostgreSQL (the session's is
+shared and must not be killed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import subprocess
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from pipeline.daemon.flush import Flusher, FlushOutcome, SegmentWriter
+from pipeline.daemon.rows import bare_row
+from pipeline.daemon.schedule import job_specs
+from pipeline.daemon.spool import Spool
+from pipeline.daemon.status import gather_status
+from pipeline.warehouse import Lake, Warehouse
+from tests.support.daemon import make_config
+from tests.support.postgres import USER, PostgresServer, server_binaries, start_postgres, stop
+from tests.support.seaweedfs import BUCKET, KEY_ID, SECRET, S3Server, start_s3, weed_binary
+from tests.support.seaweedfs import stop as stop_s3
+from tests.support.waiting import read_line, wait_until, within
+
+pytestmark = pytest.mark.slow
+
+T0 = datetime(2026, 11, 2, 10, 0, tzinfo=UTC)
+ROWS = 40  # past DuckLake's data inlining: each flush writes a Parquet file to S3
+FLUSH_DEADLINE_S = 120.0
+WAIT_DEADLINE_S = 60.0
+PG_PASSWORD = "pg-password-never-shown"  # a sentinel to look for in the logs
+
+
+class Cluster:
+    """A PostgreSQL of this test's own, which the test may kill and start again."""
+
+    def __init__(self) -> None:
+        bin_dir = server_binaries()
+        if bin_dir is None:
+            pytest.skip("PostgreSQL server binaries are not installed")
+        self.server: PostgresServer = start_postgres(bin_dir)
+
+    def restart(self) -> None:
+        self.server = self.server.restarted()
+
+
+@pytest.fixture
+def cluster() -> Iterator[Cluster]:
+    own = Cluster()
+    try:
+        yield own
+    finally:
+        if own.server.process.poll() is None:
+            stop(own.server)
+
+
+def _lock_commits(server: PostgresServer, database: str) -> subprocess.Popen[str]:
+    """A psql session that holds ducklake_snapshot in EXCLUSIVE mode: reads go on, but a
+    commit (which inserts its snapshot there) waits, with its data files written."""
+    holder = subprocess.Popen(
+        [str(server.bin_dir / "psql"), "-h", "127.0.0.1", "-p", str(server.port), "-U", USER,
+         "-d", database, "-qAt"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert holder.stdin is not None
+    holder.stdin.write("BEGIN; LOCK TABLE ducklake_snapshot IN EXCLUSIVE MODE; SELECT 'locked';\n")
+    holder.stdin.flush()
+    assert read_line(holder, WAIT_DEADLINE_S, "the lock holder's 'locked'") == "locked"
+    return holder
+
+
+def _waiting_on_a_lock(server: PostgresServer, database: str) -> bool:
+    return (
+        server.sql(
+            database,
+            "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+            "AND datname = current_database()",
+        ).strip()
+        != "0"
+    )
+
+
+def test_a_catalog_killed_mid_commit_loses_no_row_and_stores_none_twice(
+    tmp_path: Path,
+    cluster: Cluster,
+    s3_server: S3Server,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """PostgreSQL is SIGKILLed while a flush's commit waits inside it (its Parquet files
+    already uploaded), stays down for another flush, and restarts from its WAL. The flush
+    fails without raising, the outage is one classified error line, the rows wait in the
+    spool and ``status`` says where the lake is out of reach; the first flush after the
+    restart stores every spooled row once. No secret reaches a log line or a message."""
+    for name, value in {**s3_server.environment(), "PGPASSWORD": PG_PASSWORD}.items():
+        monkeypatch.setenv(name, value)
+    database = cluster.server.new_database()
+    lake = Lake(f"postgres:{cluster.server.conninfo(database)}", f"s3://{BUCKET}/{database}/")
+    config = make_config(tmp_path, location=lake)
+    spec = job_specs(config)["alpha/short"]
+    spooled: list[str] = []
+    caplog.set_level(logging.INFO)
+
+    async def run() -> tuple[list[FlushOutcome], int, str | None]:
+        spool = Spool(config.warehouse.spool_dir)
+        spool.open()
+        writer = SegmentWriter(Warehouse(lake, lock_wait_s=0.2), spool.directory)
+        flusher = Flusher(spool, writer)
+
+        async def spool_rows() -> None:
+            for i in range(ROWS):
+                at = T0 + timedelta(seconds=len(spooled) + i)
+                row = bare_row(spec, at, "skipped", "misfire", site="test")
+                await spool.append(row.to_json())
+                spooled.append(row.run_id)
+
+        async def flush() -> FlushOutcome:
+            return await within(asyncio.to_thread(flusher.flush_once), FLUSH_DEADLINE_S, "a flush")
+
+        try:
+            await spool_rows()
+            outcomes = [await flush()]  # the lake is up: its catalog and schema exist
+            await spool_rows()
+            holder = _lock_commits(cluster.server, database)
+            try:
+                committing = asyncio.ensure_future(flush())
+                await asyncio.to_thread(
+                    wait_until,
+                    lambda: _waiting_on_a_lock(cluster.server, database),
+                    WAIT_DEADLINE_S,
+                    "the flush's commit to wait on the locked snapshot table",
+                )
+                await asyncio.to_thread(cluster.server.crash)
+                outcomes.append(await committing)
+            finally:
+                holder.kill()
+                holder.communicate(timeout=WAIT_DEADLINE_S)
+            await spool_rows()
+            outcomes.append(await flush())  # still down
+            status = await asyncio.to_thread(gather_status, config)
+            await asyncio.to_thread(cluster.restart)
+            outcomes.append(await flush())
+            return outcomes, status.spool_depth, status.warehouse_error
+        finally:
+            spool.close()
+            flusher.close()
+
+    outcomes, depth_in_outage, status_error = asyncio.run(run())
+    first, killed, down, back = outcomes
+    assert first.error is None and first.inserted == ROWS, first
+    assert killed.error and down.error, (killed, down)
+    assert depth_in_outage == 2 * ROWS
+    assert status_error is not None and database in status_error, status_error
+    assert back.error is None and back.inserted == 2 * ROWS, back
+    stored = Warehouse(lake).query("SELECT run_id FROM probe_results")["run_id"].to_list()
+    assert sorted(stored) == sorted(spooled), "each spooled row stored exactly once"
+
+    errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert len(errors) == 1, f"one line for the outage: {errors}"
+    assert errors[0].startswith("flush failed (the catalog is out of reach), the spool keeps"), (
+        errors[0]
+    )
+    assert "\n" not in errors[0]
+    assert any("reachable again after 2 failed flushes" in r.getMessage() for r in caplog.records)
+    said = [r.getMessage() for r in caplog.records]
+    said += [o.error or "" for o in outcomes] + [status_error]
+    for secret in (PG_PASSWORD, SECRET, KEY_ID):
+        assert not [line for line in said if secret in line], f"{secret} leaked"
+
+
+@pytest.fixture
+def own_s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[S3Server]]:
+    """A SeaweedFS of this test's own (the session's must not be killed), in a list the
+    test replaces it in when it restarts it; stopped by PID at the end."""
+    binary = weed_binary()
+    if binary is None:
+        pytest.skip("SeaweedFS's weed is not installed")
+    servers = [start_s3(binary, tmp_path_factory.mktemp("own-seaweedfs"))]
+    try:
+        yield servers
+    finally:
+        if servers[-1].process.poll() is None:
+            stop_s3(servers[-1])
+
+
+def _unread_by_server(port: int) -> int:
+    """Bytes and connections sent to a loopback server on ``port`` that its (frozen)
+    process has not read or accepted yet: the receive queues in /proc/net/tcp of its
+    sockets (a listener's counts connections waiting to be accepted)."""
+    unread = 0
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        if int(fields[1].split(":")[1], 16) == port:
+            unread += int(fields[4].split(":")[1], 16)
+    return unread
+
+
+def test_an_s3_server_killed_under_a_flush_loses_no_row_and_stores_none_twice(
+    tmp_path: Path,
+    postgres_server: PostgresServer,
+    own_s3: list[S3Server],
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """SeaweedFS is frozen (SIGSTOP) so that a flush's S3 request waits in its listen
+    queue, then SIGKILLed, stays down for another flush, and restarts on the same folder.
+    The flushes fail without raising; one classified error line; ``status`` says the
+    lake's data are out of reach; the first flush after the restart stores every spooled
+    row once; neither the S3 key pair nor the catalog's password is ever shown."""
+    for name, value in {**own_s3[0].environment(), "PGPASSWORD": PG_PASSWORD}.items():
+        monkeypatch.setenv(name, value)
+    database = postgres_server.new_database()
+    lake = Lake(f"postgres:{postgres_server.conninfo(database)}", f"s3://{BUCKET}/{database}/")
+    config = make_config(tmp_path, location=lake)
+    spec = job_specs(config)["alpha/short"]
+    spooled: list[str] = []
+    caplog.set_level(logging.INFO)
+
+    async def run() -> tuple[list[FlushOutcome], int, str | None]:
+        spool = Spool(config.warehouse.spool_dir)
+        spool.open()
+        flusher = Flusher(spool, SegmentWriter(Warehouse(lake, lock_wait_s=0.2), spool.directory))
+
+        async def spool_rows() -> None:
+            for i in range(ROWS):
+                at = T0 + timedelta(seconds=len(spooled) + i)
+                row = bare_row(spec, at, "skipped", "misfire", site="test")
+                await spool.append(row.to_json())
+                spooled.append(row.run_id)
+
+        async def flush() -> FlushOutcome:
+            return await within(asyncio.to_thread(flusher.flush_once), FLUSH_DEADLINE_S, "a flush")
+
+        try:
+            await spool_rows()
+            outcomes = [await flush()]
+            await spool_rows()
+            s3 = own_s3[0]
+            os.kill(s3.process.pid, signal.SIGSTOP)
+            try:
+                in_flight = asyncio.ensure_future(flush())
+                await asyncio.to_thread(
+                    wait_until,
+                    lambda: _unread_by_server(s3.port) > 0,
+                    WAIT_DEADLINE_S,
+                    "the flush to call on the frozen S3 server",
+                )
+            finally:
+                s3.crash()  # SIGKILL ends a stopped process too
+            outcomes.append(await in_flight)
+            await spool_rows()
+            outcomes.append(await flush())  # still down
+            status = await asyncio.to_thread(gather_status, config)
+            own_s3.append(await asyncio.to_thread(s3.restarted))
+            outcomes.append(await flush())
+            return outcomes, status.spool_depth, status.warehouse_error
+        finally:
+            spool.close()
+            flusher.close()
+
+    outcomes, depth_in_outage, status_error = asyncio.run(run())
+    first, killed, down, back = outcomes
+    assert first.error is None and first.inserted == ROWS, first
+    assert killed.error and down.error, (killed, down)
+    assert depth_in_outage == 2 * ROWS
+    assert status_error is not None and lake.data_path in status_error, status_error
+    assert back.error is None and back.inserted == 2 * ROWS, back
+    stored = Warehouse(lake).query("SELECT run_id FROM probe_results")["run_id"].to_list()
+    assert sorted(stored) == sorted(spooled), "each spooled row stored exactly once"
+
+    errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert len(errors) == 1, f"one line for the outage: {errors}"
+    assert errors[0].startswith("flush failed (S3 is out of reach), the spool keeps"), errors[0]
+    assert "\n" not in errors[0]
+    said = [r.getMessage() for r in caplog.records]
+    said += [o.error or "" for o in outcomes] + [status_error]
+    for secret in (PG_PASSWORD, SECRET, KEY_ID):
+        assert not [line for line in said if secret in line], f"{secret} leaked"
