@@ -284,3 +284,32 @@ def test_sql_does_not_write_files(
     code, out, err = run_main(["sql", statement, "--db", str(db)], capsys)
     assert code == 2 and len(err) == 1 and "refused" in err[0], (code, out, err)
     assert not (tmp_path / written).exists()
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "INSTALL httpfs",
+        "FORCE INSTALL httpfs FROM core",
+        "LOAD httpfs",
+        "SET autoinstall_known_extensions = true; SELECT 1",
+        "SET extension_directory = 'ext'; SELECT 1",
+    ],
+)
+def test_sql_downloads_no_extension(
+    db: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    statement: str,
+) -> None:
+    """INSTALL on a read-only connection created ~/.duckdb/extensions/... and tried to
+    download; nothing is downloaded at run time, so it is refused before it runs."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run_main(["sql", statement, "--db", str(db)], capsys)
+    assert code == 2 and len(err) == 1 and "refused" in err[0], (code, out, err)
+    assert list(home.iterdir()) == [], "a read created files under HOME"
+    assert not (tmp_path / "ext").exists()

@@ -11,6 +11,7 @@ backend's ``translate``, and every idempotent insert is the same anti-join
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
@@ -354,15 +355,30 @@ _WRITES_FILES = {
 }
 
 
+# SET names that would let a query fetch extensions (connections start offline)
+_EXTENSION_SETTING = re.compile(r"\b(auto(install|load)_known_extensions|extension_directory"
+                                r"|allow_community_extensions|custom_extension_repository)\b",
+                                re.IGNORECASE)  # fmt: skip
+
+
 def _refuse_file_writes(statements: Sequence[duckdb.Statement]) -> None:
     """A read-only connection still lets COPY ... TO, EXPORT and ATTACH create files on
-    disk; reads are documented to write nothing, so such statements are refused by type
-    (DuckDB's parser, not a text match)."""
+    disk, and INSTALL download an extension into ~/.duckdb; reads are documented to write
+    nothing and download nothing, so such statements are refused by type (DuckDB's
+    parser, not a text match), as is a SET that would switch automatic installs back on."""
     for statement in statements:
         if (name := _WRITES_FILES.get(statement.type)) is not None:
             raise SqlError(
                 f"{name} is refused: queries here are read-only and write no files "
                 "(save a result with --out, or use the duckdb client)"
+            )
+        if statement.type == duckdb.StatementType.LOAD or (
+            statement.type == duckdb.StatementType.SET
+            and _EXTENSION_SETTING.search(statement.query)
+        ):
+            raise SqlError(
+                "INSTALL, LOAD and extension settings are refused: the extensions nerfwatch "
+                "needs come with it and nothing is downloaded at run time"
             )
 
 
