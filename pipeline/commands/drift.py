@@ -15,7 +15,6 @@ from dataclasses import replace
 from datetime import UTC, date, datetime
 from pathlib import Path
 
-import httpx
 import typer
 
 from pipeline.commands.common import (
@@ -29,6 +28,7 @@ from pipeline.commands.common import (
 from pipeline.config import ProviderConfig
 from pipeline.drift.baseline import Baseline, DriftSettings, baseline_path, load, save
 from pipeline.drift.collect import discover, sample_day
+from probes.adapters.transport import probe_client
 
 __all__ = ["ALARM_EXIT", "parse_day", "register"]
 
@@ -111,7 +111,7 @@ def discover_command(
 
 
 async def _discover(provider: ProviderConfig, settings: DriftSettings) -> Baseline:
-    async with httpx.AsyncClient() as client:
+    async with probe_client() as client:
         return await discover(provider, client, settings)
 
 
@@ -129,7 +129,7 @@ def sample_command(
     baseline = _stored(path)
 
     async def go() -> None:
-        async with httpx.AsyncClient() as client:
+        async with probe_client() as client:
             baseline.add_day(await sample_day(chosen, client, baseline, when))
 
     asyncio.run(go())

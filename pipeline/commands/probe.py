@@ -8,7 +8,6 @@ from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
-import httpx
 import typer
 from rich.console import Console
 from rich.table import Table
@@ -24,6 +23,7 @@ from pipeline.commands.common import (
 from pipeline.config import Config, ProbeConfig, ProviderConfig, parse_context
 from pipeline.daemon.state import learned_chars_per_token
 from pipeline.warehouse import Warehouse, WarehouseError
+from probes.adapters.transport import probe_client
 from probes.result import ProbeResult
 from probes.runner import run_probe
 from probes.sizing import CharsPerToken
@@ -83,7 +83,7 @@ async def run_now(
     """
     estimator = CharsPerToken(provider.chars_per_token, learned)
     rows: list[ProbeResult] = []
-    async with httpx.AsyncClient() as client:
+    async with probe_client() as client:
         for probe in probes:
             for _ in range(repeat):
                 rows.append(
