@@ -19,7 +19,7 @@ from pipeline.commands.common import (
     load_or_fail,
     warehouse_from,
 )
-from pipeline.config.plan import format_runs, plan_rows, provider_totals
+from pipeline.config.plan import budget_warnings, format_runs, plan_rows, provider_totals
 from pipeline.config.starter import STARTER_CONFIG
 from pipeline.releases import (
     Release,
@@ -113,6 +113,8 @@ def config_check(
         cost = f"{budget.daily_cost_usd:,.2f}" if budget.daily_cost_usd else "-"
         tokens = f"{budget.daily_tokens:,}" if budget.daily_tokens else "-"
         console.print(f"daily budget: {cost} USD, {tokens} tokens (probes beyond it are skipped)")
+    for warning in budget_warnings(cfg):
+        typer.echo(f"warning: {warning}")  # one line each, never wrapped
     lake = cfg.warehouse.lake  # a lake's plan names the lake and this site, not a file
     where = f"{lake.where}, as probe site {cfg.warehouse.site}" if lake else cfg.warehouse.path
     console.print(f"warehouse: {where}; spool: {cfg.warehouse.spool_dir}")

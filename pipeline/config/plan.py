@@ -26,6 +26,7 @@ __all__ = [
     "prompt_tokens",
     "provider_totals",
     "run_cost_usd",
+    "unpriced_under_cap",
 ]
 
 
@@ -148,6 +149,7 @@ def budget_warnings(config: Config) -> list[str]:
             f"the plan may use up to {tokens:,.0f} tokens/day, above the daily cap of "
             f"{cap.daily_tokens:,}; long-context probes are skipped first"
         )
+    out += unpriced_under_cap(config)
     for total in totals:
         if total.cap_cost_usd is not None and total.cost_per_day_usd > total.cap_cost_usd:
             out.append(
@@ -158,5 +160,23 @@ def budget_warnings(config: Config) -> list[str]:
             out.append(
                 f"{total.provider}: up to {total.tokens_per_day:,.0f} tokens/day, above "
                 f"its cap of {total.cap_tokens:,}"
+            )
+    return out
+
+
+def unpriced_under_cap(config: Config) -> list[str]:
+    """Providers a dollar cap is meant to hold back but cannot: with no prices set, every
+    probe costs 0 USD, so ``daily_cost_usd`` never skips one of theirs."""
+    total_cap = config.budget.total.daily_cost_usd is not None
+    out = []
+    for provider in config.providers:
+        own = config.budget.per_provider.get(provider.name)
+        capped = total_cap or (own is not None and own.daily_cost_usd is not None)
+        priced = provider.price_input_per_mtok > 0 or provider.price_output_per_mtok > 0
+        if capped and not priced:
+            out.append(
+                f"{provider.name}: no prices set (price_input_per_mtok, price_output_per_mtok), "
+                "so its probes cost 0 USD and daily_cost_usd never holds them back; "
+                "set its prices or cap daily_tokens"
             )
     return out
