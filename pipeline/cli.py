@@ -24,6 +24,7 @@ from pipeline.commands import (
     simulate,
     warehouse,
 )
+from pipeline.commands.new_folders import forget, remove_empty_new_folders
 
 __all__ = ["app", "main"]
 
@@ -40,7 +41,23 @@ for module in (foundation, simulate, probe, drift, daemon, analyze, report, demo
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Console-script entry point. A usage error (unknown option, missing value) is one line
+    """Console-script entry point. A failed command leaves no empty folder it created
+    (``pipeline.commands.new_folders``); a folder that was there before stays."""
+    forget()
+    try:
+        _run(argv)
+    except SystemExit as stopped:
+        if stopped.code not in (None, 0):
+            remove_empty_new_folders()
+        forget()
+        raise
+    except BaseException:  # a traceback (a bug) is a failure too
+        remove_empty_new_folders()
+        raise
+
+
+def _run(argv: Sequence[str] | None) -> None:
+    """Run the command and exit. A usage error (unknown option, missing value) is one line
     naming the command and how to get its help, and exit status 2, like every other bad input."""
     try:
         status = app(args=argv, prog_name="nerfwatch", standalone_mode=False)

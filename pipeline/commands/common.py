@@ -9,8 +9,10 @@ from typing import NoReturn
 
 import typer
 
+from pipeline.commands.new_folders import note_folder, note_parent
 from pipeline.config import Config, ConfigError, ProviderConfig, load_config
 from pipeline.config.checker import did_you_mean
+from pipeline.config.user_paths import HomeUnknown, expand_home, name_too_long, stray_space
 from pipeline.warehouse import Lake, Warehouse
 
 __all__ = [
@@ -21,6 +23,7 @@ __all__ = [
     "cannot_write",
     "config_if_any",
     "existing_warehouse",
+    "expand_home_option",
     "fail",
     "load_or_fail",
     "missing_warehouse",
@@ -35,12 +38,30 @@ DEFAULT_CONFIG = Path("nerfwatch.toml")
 DEFAULT_DB = Path("nerfwatch-data/nerfwatch.duckdb")
 LOCK_WAIT_ENV = "NERFWATCH_LOCK_WAIT_S"
 
+
+def expand_home_option(value: Path | None) -> Path | None:
+    """A path option's value with ``~`` expanded (``pipeline.config.user_paths``): the
+    shell leaves ``--out=~/r`` and a quoted ``'~/r'`` as written. Every path option uses
+    it as its ``callback``."""
+    if value is None:
+        return None
+    try:
+        return expand_home(value)
+    except HomeUnknown as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
 CONFIG_OPTION = typer.Option(
-    None, "--config", "-c", help="Config file (default: ./nerfwatch.toml if present)."
+    None,
+    "--config",
+    "-c",
+    help="Config file (default: ./nerfwatch.toml if present).",
+    callback=expand_home_option,
 )
 DB_OPTION = typer.Option(
     None,
     "--db",
+    callback=expand_home_option,
     help="Warehouse file; overrides the config (default: the config's, else "
     "nerfwatch-data/nerfwatch.duckdb).",
 )
@@ -73,9 +94,22 @@ def cannot_write(option: str, target: Path, exc: OSError) -> NoReturn:
 def load_or_fail(path: Path | None, *, check_env: bool = True) -> Config:
     """Load the given config (or ./nerfwatch.toml); bad input exits with status 2."""
     try:
-        return load_config(path or DEFAULT_CONFIG, check_env=check_env)
+        cfg = load_config(path or DEFAULT_CONFIG, check_env=check_env)
     except ConfigError as exc:
         fail(str(exc), 2)
+    _note_folders_of(cfg)
+    return cfg
+
+
+def _note_folders_of(cfg: Config) -> None:
+    """Note the config's missing folders: a command failing after it created them
+    removes them again (``pipeline.commands.new_folders``)."""
+    note_parent(cfg.warehouse.path)
+    note_folder(cfg.warehouse.spool_dir)
+    note_folder(cfg.report.out_dir)
+    if cfg.warehouse.lake is not None:
+        for folder in cfg.warehouse.lake.local_paths():
+            note_folder(folder)
 
 
 def provider_or_fail(cfg: Config, name: str) -> ProviderConfig:
@@ -127,13 +161,17 @@ def warehouse_location(config: Path | None, db: Path | None) -> tuple[Path | Lak
     here: taken as written, a writing command created a folder named ``~``. A folder or a
     file that is not DuckDB's is refused in one line (exit 2), before anything opens it."""
     if db is not None:
-        db = db.expanduser()
+        db = expand_home_option(db) or db  # also when called from Python, not the CLI
         _refuse_not_a_warehouse_file(db, "--db")
+        note_parent(db)
         return db, "--db"
     cfg = config_if_any(config)
     if cfg is not None and cfg.warehouse.lake is not None:
         return cfg.warehouse.lake, f"{cfg.path}: warehouse.catalog"
-    return _warehouse_file(cfg)
+    path, origin = _warehouse_file(cfg)
+    _refuse_not_a_warehouse_file(path, origin)
+    note_parent(path)
+    return path, origin
 
 
 def warehouse_from(config: Path | None, db: Path | None) -> Warehouse:
@@ -159,16 +197,35 @@ _DUCKDB_MAGIC = b"DUCK"  # bytes 8-11 of every DuckDB database file
 
 
 def _refuse_not_a_warehouse_file(path: Path, origin: str) -> None:
-    """Exit 2 if ``path`` is a folder, or a non-empty file DuckDB did not write (a CSV,
-    the config): DuckDB's own error said 'IO Error' and exited 1, as if the system failed."""
+    """Exit 2 if ``path`` is a folder, a name the file system cannot hold (too long), an
+    empty file, or a file DuckDB did not write (a CSV, the config): DuckDB's own error said
+    'IO Error' and exited 1, as if the system failed, and a name too long was a traceback.
+
+    An empty file (``touch x.duckdb``) is refused, not taken for a new warehouse: DuckDB
+    refuses to open it, and replacing a file the user made is not ours to do."""
+    too_long = name_too_long(path)
+    if too_long:
+        fail(f"{origin}: {path}: {too_long}", 2)
+    try:
+        path.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        return  # missing: a writer creates it, a reader says it is missing
+    except OSError as exc:
+        fail(f"{origin}: {path}: {exc.strerror or exc}", 2)
     if path.is_dir():
         fail(f"{origin}: {path} is a folder, not a warehouse file", 2)
     try:
         with path.open("rb") as handle:
             head = handle.read(12)
     except OSError:
-        return  # missing or unreadable: the command says so where it opens the file
-    if head and head[8:12] != _DUCKDB_MAGIC:
+        return  # unreadable: the command says so where it opens the file
+    if not head:
+        fail(
+            f"{origin}: {path} is an empty file, not a DuckDB warehouse file "
+            "(remove it to start a new warehouse there)",
+            2,
+        )
+    if head[8:12] != _DUCKDB_MAGIC:
         fail(f"{origin}: {path} is not a DuckDB warehouse file", 2)
 
 
@@ -182,7 +239,11 @@ def require_warehouse(location: Path | Lake, origin: str) -> None:
 
 
 def missing_warehouse(path: Path | str, origin: str) -> NoReturn:
-    """Exit 2 naming the missing warehouse file and where its path came from."""
+    """Exit 2 naming the missing warehouse file and where its path came from; a stray
+    space in its name is pointed at (it is invisible in the message)."""
+    space = stray_space(path) if isinstance(path, Path) else ""
+    if space:
+        fail(f"{origin}: no warehouse at {str(path)!r} ({space})", 2)
     fail(
         f"{origin}: no warehouse at {path} (reading commands never create one; "
         "`nerfwatch run`, `probe` or `demo` do)",

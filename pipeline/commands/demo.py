@@ -12,7 +12,8 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from pipeline.commands.common import cannot_write, fail
+from pipeline.commands.common import cannot_write, expand_home_option, fail
+from pipeline.commands.new_folders import note_folder
 
 if TYPE_CHECKING:
     from pipeline.demo import Advance
@@ -36,7 +37,10 @@ class _RichProgress:
 
 def demo(
     directory: Path = typer.Option(
-        Path("nerfwatch-data"), "--dir", help="Working folder (rebuilt on every demo run)."
+        Path("nerfwatch-data"),
+        "--dir",
+        help="Working folder (rebuilt on every demo run).",
+        callback=expand_home_option,
     ),
     days: float = typer.Option(180.0, "--days", min=1, help="Days of synthetic history."),
     live_seconds: float = typer.Option(
@@ -54,6 +58,7 @@ def demo(
     logging.getLogger("apscheduler").setLevel(logging.ERROR)
     columns = (SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn())
     options = DemoOptions(directory, days, live_seconds, speed)
+    note_folder(directory)
     try:
         with Progress(*columns, console=console) as progress:
             result = run_demo(options, _RichProgress(progress))

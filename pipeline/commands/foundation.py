@@ -15,6 +15,7 @@ from pipeline.commands.common import (
     DB_OPTION,
     cannot_write,
     existing_warehouse,
+    expand_home_option,
     fail,
     load_or_fail,
     warehouse_from,
@@ -48,7 +49,9 @@ releases_app = typer.Typer(
 
 
 def init(
-    path: Path = typer.Argument(Path("nerfwatch.toml"), help="Where to write the config."),
+    path: Path = typer.Argument(
+        Path("nerfwatch.toml"), help="Where to write the config.", callback=expand_home_option
+    ),
     force: bool = typer.Option(False, "--force", help="Overwrite an existing file."),
 ) -> None:
     """Write a commented starter config with presets for common providers."""
@@ -127,7 +130,11 @@ def sql(
     ),
     fmt: str = typer.Option("table", "--format", "-f", help="table, csv, json or parquet."),
     out: Path | None = typer.Option(
-        None, "--out", "-o", help="Write to a file (needed for parquet)."
+        None,
+        "--out",
+        "-o",
+        help="Write to a file (needed for parquet).",
+        callback=expand_home_option,
     ),
     list_queries: bool = typer.Option(False, "--list", help="List the canned queries."),
     config: Path | None = CONFIG_OPTION,
@@ -217,7 +224,9 @@ def releases_add(
 @releases_app.command("import")
 def releases_import(
     file: Path = typer.Argument(
-        ..., help="CSV with vendor,model,release_date[,kind,source_url,confidence]."
+        ...,
+        help="CSV with vendor,model,release_date[,kind,source_url,confidence].",
+        callback=expand_home_option,
     ),
     new_vendor: bool = typer.Option(False, "--new-vendor", help="Accept vendors not seen yet."),
     config: Path | None = CONFIG_OPTION,

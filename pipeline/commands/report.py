@@ -14,8 +14,10 @@ from pipeline.commands.common import (
     cannot_write,
     config_if_any,
     existing_warehouse,
+    expand_home_option,
     fail,
 )
+from pipeline.commands.new_folders import note_folder
 from pipeline.warehouse import Warehouse, WarehouseError
 from probes.secrets import Secrets
 
@@ -36,6 +38,7 @@ def report(
         "--out",
         "-o",
         help="Folder for the HTML files (default: the config's, else nerfwatch-data/reports).",
+        callback=expand_home_option,
     ),
     config: Path | None = CONFIG_OPTION,
     db: Path | None = DB_OPTION,
@@ -55,6 +58,7 @@ def report(
     refuse_a_frozen_old_schema(warehouse)
     cfg = config_if_any(config)
     out_dir = out or (cfg.report.out_dir if cfg else DEFAULT_OUT)
+    note_folder(out_dir)
     secrets = Secrets(cfg.secret_values() if cfg else ())  # keys echoed into stored text
     try:
         path = render_report(warehouse, out_dir, week=chosen, secrets=secrets)

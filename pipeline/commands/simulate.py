@@ -9,7 +9,7 @@ from pathlib import Path
 
 import typer
 
-from pipeline.commands.common import fail
+from pipeline.commands.common import expand_home_option, fail, warehouse_location
 from pipeline.warehouse import Warehouse, WarehouseError
 from probes.simulator import Scenario, ScenarioError, bundled_scenario, configure
 from probes.simulator.history import window
@@ -28,6 +28,7 @@ SCENARIO_OPTION = typer.Option(
     "--scenario",
     "-s",
     help="Scenario TOML file (default: the bundled training_cycle scenario).",
+    callback=expand_home_option,
 )
 
 
@@ -82,7 +83,12 @@ def serve_command(
 def history_command(
     scenario: Path | None = SCENARIO_OPTION,
     days: float = typer.Option(180.0, "--days", help="Length of the history, ending now."),
-    db: Path = typer.Option(..., "--db", help="Warehouse file to write (created if missing)."),
+    db: Path = typer.Option(
+        ...,
+        "--db",
+        help="Warehouse file to write (created if missing).",
+        callback=expand_home_option,
+    ),
     seed: int | None = typer.Option(None, "--seed", help="Random seed (default: the scenario's)."),
     cadence: float | None = typer.Option(
         None, "--cadence-minutes", help="Minutes between runs of each probe (default: scenario)."
@@ -104,6 +110,7 @@ def history_command(
     _finite(noise, "--noise", positive=False)
     if seed is not None and seed < 0:
         fail(f"--seed: expected an integer >= 0, got {seed}", 2)
+    location = warehouse_location(None, db)[0]  # a folder, an empty or foreign file: refused
     sim = _scenario(scenario)
     changes = {"cadence_minutes": cadence, "step_scale": step_scale, "noise": noise}
     options = dataclasses.replace(
@@ -121,7 +128,13 @@ def history_command(
         fail(f"--days: {exc}", 2)
     try:
         summary = write_history(
-            Warehouse(db), sim, days=days, end=when, seed=seed, options=options, replace=not append
+            Warehouse(location),
+            sim,
+            days=days,
+            end=when,
+            seed=seed,
+            options=options,
+            replace=not append,
         )
     except WarehouseError as exc:
         fail(str(exc))

@@ -12,10 +12,12 @@ from pipeline.commands.common import (
     CONFIG_OPTION,
     DB_OPTION,
     existing_warehouse,
+    expand_home_option,
     fail,
     require_warehouse,
     warehouse_location,
 )
+from pipeline.commands.new_folders import note_folder
 from pipeline.config.durations import DurationError, parse_timedelta
 from pipeline.warehouse import Lake, LakeSpecError, WarehouseError
 from pipeline.warehouse.maintenance import maintain as maintain_lake
@@ -42,7 +44,9 @@ def migrate(
     data_path: str | None = typer.Option(
         None, "--data-path", help="--to ducklake: a folder or s3://bucket/prefix."
     ),
-    path: Path | None = typer.Option(None, "--path", help="--to duckdb: the file to write."),
+    path: Path | None = typer.Option(
+        None, "--path", help="--to duckdb: the file to write.", callback=expand_home_option
+    ),
     config: Path | None = CONFIG_OPTION,
     db: Path | None = DB_OPTION,
 ) -> None:
@@ -56,6 +60,8 @@ def migrate(
     source, origin = warehouse_location(config, db)
     target = _target(to, catalog, data_path, path)
     require_warehouse(source, origin)  # before the target is created
+    for folder in [target.parent] if isinstance(target, Path) else target.local_paths():
+        note_folder(folder)  # removed again if the copy fails and leaves them empty
     if type(source) is type(target) and source == target:
         fail("the target is the warehouse itself", 2)
     try:

@@ -17,6 +17,7 @@ from pipeline.config.checker import Checker, ConfigError
 from pipeline.config.model import Config, ProbeConfig, ProviderConfig, ReportConfig, WarehouseConfig
 from pipeline.config.sections import build
 from pipeline.config.toml_lines import KeyLines
+from pipeline.config.user_paths import HomeUnknown, expand_home, stray_space
 from pipeline.text_files import NotUtf8, decode_utf8
 from probes.tasks import parse_context
 
@@ -37,13 +38,15 @@ def load_config(path: str | Path, *, check_env: bool = True) -> Config:
         check_env: also require that every API-key and webhook variable is set (the
             daemon and probes need them; ``status``, ``sql`` and ``report`` do not).
     """
-    path = Path(path)
+    try:
+        path = expand_home(path)
+    except HomeUnknown as exc:
+        raise ConfigError(str(path), None, "", str(exc)) from None
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
-        raise ConfigError(
-            str(path), None, "", "file not found (create one with `nerfwatch init`)"
-        ) from None
+        why = stray_space(path) or "create one with `nerfwatch init`"
+        raise ConfigError(str(path), None, "", f"file not found ({why})") from None
     except OSError as exc:
         raise ConfigError(str(path), None, "", f"cannot read: {exc.strerror or exc}") from None
     try:

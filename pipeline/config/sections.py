@@ -26,6 +26,7 @@ from pipeline.config.model import (
 )
 from pipeline.config.provider_section import build_providers
 from pipeline.config.schedule import cron_interval_s, cron_never_fires, normalize_crontab
+from pipeline.config.user_paths import HomeUnknown, expand_home, name_too_long
 from pipeline.warehouse.lake import Lake, LakeSpecError, check_catalog, check_data_path
 from probes.tasks import FAMILIES, parse_context
 
@@ -52,8 +53,12 @@ def build(data: Mapping[str, Any], c: Checker, *, base: Path, source: Path | Non
     )
 
 
-def _resolve(base: Path, value: str) -> Path:
-    p = Path(value).expanduser()
+def _resolve(base: Path, value: str, key: str, c: Checker) -> Path:
+    """``value`` with ``~`` expanded; a relative path starts at the config's folder."""
+    try:
+        p = expand_home(value)
+    except HomeUnknown as exc:
+        raise c.fail(key, str(exc)) from None
     return p if p.is_absolute() else base / p
 
 
@@ -67,6 +72,15 @@ def _usable(path: Path, key: str, c: Checker, *, folder: bool) -> None:
     absolute = Path(os.path.abspath(path))
     if any(absolute.is_relative_to(root) for root in _SPECIAL_ROOTS):
         raise c.fail(key, f"{path} is on a special file system, not a place for data")
+    too_long = name_too_long(path)
+    if too_long:
+        raise c.fail(key, f"{path}: {too_long}")
+    try:  # a name too long for the file system made every later check raise
+        absolute.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        pass  # missing, or under a file: told apart below
+    except OSError as exc:
+        raise c.fail(key, f"{path}: {exc.strerror or exc}") from None
     kind = "folder" if folder else "file"
     if absolute.exists() and absolute.is_dir() != folder:
         raise c.fail(key, f"{path} exists and is not a {kind}")
@@ -83,7 +97,8 @@ def _usable(path: Path, key: str, c: Checker, *, folder: bool) -> None:
 
 
 def _warehouse(t: dict[str, Any], c: Checker, base: Path) -> WarehouseConfig:
-    path, spool = _resolve(base, t["path"]), _resolve(base, t["spool_dir"])
+    path = _resolve(base, t["path"], "warehouse.path", c)
+    spool = _resolve(base, t["spool_dir"], "warehouse.spool_dir", c)
     _usable(path, "warehouse.path", c, folder=False)
     _usable(spool, "warehouse.spool_dir", c, folder=True)
     if Path(os.path.abspath(path)) == Path(os.path.abspath(spool)):
@@ -117,7 +132,7 @@ def _lake(t: dict[str, Any], c: Checker, base: Path) -> Lake:
         raise c.fail("warehouse.catalog", str(exc)) from None
     catalog = t["catalog"]
     if kind == "sqlite":
-        file = _resolve(base, target)
+        file = _resolve(base, target, "warehouse.catalog", c)
         _usable(file, "warehouse.catalog", c, folder=False)
         catalog = f"sqlite:{file}"
     data_path = t["data_path"]
@@ -126,7 +141,7 @@ def _lake(t: dict[str, Any], c: Checker, base: Path) -> Lake:
     except LakeSpecError as exc:
         raise c.fail("warehouse.data_path", str(exc)) from None
     if "://" not in data_path:
-        folder = _resolve(base, data_path)
+        folder = _resolve(base, data_path, "warehouse.data_path", c)
         _usable(folder, "warehouse.data_path", c, folder=True)
         data_path = str(folder)
     else:  # credentials only from the environment, checked like API keys
@@ -322,7 +337,7 @@ def _report(t: dict[str, Any], c: Checker, base: Path) -> ReportConfig:
     link = t["link_base_url"]
     if link is not None and not re.match(r"^https?://[^/\s]+", link):
         raise c.fail("report.link_base_url", f"expected an http(s) URL, got {link!r}")
-    out_dir = _resolve(base, t["out_dir"])
+    out_dir = _resolve(base, t["out_dir"], "report.out_dir", c)
     _usable(out_dir, "report.out_dir", c, folder=True)
     return ReportConfig(
         out_dir=out_dir,
