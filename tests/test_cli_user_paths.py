@@ -215,3 +215,25 @@ def test_every_path_key_of_the_config_expands_a_tilde(home: Path) -> None:
         f"sqlite:{home / 'lake' / 'cat.sqlite'}",
         f"{home / 'lake' / 'files'}/",
     )
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["releases", "import", "r.csv ", "--db", "nw.duckdb"],
+        ["simulate", "history", "--scenario", "r.csv ", "--db", "nw.duckdb"],
+    ],
+)
+def test_an_input_file_name_with_a_stray_space_says_so(
+    command: list[str], home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The old lines were 'r.csv : cannot read: No such file or directory' and
+    'r.csv : cannot read scenario (No such file or directory)'."""
+    Path("r.csv").write_text("vendor,model,release_date\n", encoding="utf-8")
+    code, out, err = run_main(command, capsys)
+    assert (code, out, err) == (
+        2,
+        "",
+        ["error: r.csv : file not found (the name ends with a space)"],
+    )
+    assert sorted(p.name for p in Path.cwd().iterdir()) == ["r.csv"]

@@ -28,6 +28,7 @@ __all__ = [
     "load_or_fail",
     "missing_warehouse",
     "provider_or_fail",
+    "refuse_a_missing_name_with_a_space",
     "require_warehouse",
     "warehouse_from",
     "warehouse_location",
@@ -89,6 +90,16 @@ def cannot_write(option: str, target: Path, exc: OSError) -> NoReturn:
     (a full disk, an I/O error). The path is the user's, never a temporary file's."""
     reason = exc.strerror or type(exc).__name__
     fail(f"{option}: cannot write {target}: {reason}", 2 if isinstance(exc, _PATH_FAULTS) else 1)
+
+
+def refuse_a_missing_name_with_a_space(path: Path | None) -> None:
+    """Exit 2 if the input file ``path`` is missing and its name has a stray space: the
+    reader's 'No such file or directory' does not show the space."""
+    if path is None or os.path.lexists(path):
+        return
+    space = stray_space(path)
+    if space:
+        fail(f"{path}: file not found ({space})", 2)
 
 
 def load_or_fail(path: Path | None, *, check_env: bool = True) -> Config:

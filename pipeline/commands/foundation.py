@@ -18,6 +18,7 @@ from pipeline.commands.common import (
     expand_home_option,
     fail,
     load_or_fail,
+    refuse_a_missing_name_with_a_space,
     warehouse_from,
 )
 from pipeline.config.plan import budget_warnings, format_runs, plan_rows, provider_totals
@@ -233,6 +234,7 @@ def releases_import(
     db: Path | None = DB_OPTION,
 ) -> None:
     """Import releases from a CSV; every row is checked before any is written."""
+    refuse_a_missing_name_with_a_space(file)
     try:
         added = import_releases(warehouse_from(config, db), file, allow_new_vendor=new_vendor)
     except ReleaseError as exc:

@@ -9,7 +9,12 @@ from pathlib import Path
 
 import typer
 
-from pipeline.commands.common import expand_home_option, fail, warehouse_location
+from pipeline.commands.common import (
+    expand_home_option,
+    fail,
+    refuse_a_missing_name_with_a_space,
+    warehouse_location,
+)
 from pipeline.warehouse import Warehouse, WarehouseError
 from probes.simulator import Scenario, ScenarioError, bundled_scenario, configure
 from probes.simulator.history import window
@@ -36,6 +41,7 @@ def _scenario(
     path: Path | None, time_scale: float | None = None, quiet: bool | None = None
 ) -> Scenario:
     """Load the scenario or exit 2 naming the file and key."""
+    refuse_a_missing_name_with_a_space(path)
     try:
         return configure(path or bundled_scenario(), time_scale=time_scale, quiet=quiet)
     except ScenarioError as exc:
