@@ -18,6 +18,10 @@ __all__ = ["Lake", "LakeSpecError", "check_catalog", "check_data_path"]
 
 _PASSWORD = re.compile(r"(^|\s)password\s*=", re.IGNORECASE)
 _BUCKET = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
+# An engine's message kept whole up to this length; past it, its start (what failed) and
+# its end (the server's reason) are kept: a catalog commit that fails quotes every
+# statement of the commit, inlined rows' values included, kilobytes on one log line.
+_MESSAGE_ENDS = 500
 
 
 class LakeSpecError(ValueError):
@@ -121,7 +125,7 @@ class Lake:
             value = os.environ.get(name, "")
             if value.strip():
                 message = message.replace(value, "***")
-        return " ".join(message.split())
+        return _shortened(" ".join(message.split()))
 
     def s3_settings(self) -> dict[str, str]:
         """The S3 secret's options from the environment; names the missing variable."""
@@ -148,3 +152,15 @@ class Lake:
                 "URL_STYLE": "path",
             }
         return settings
+
+
+def _shortened(message: str) -> str:
+    """``message`` with its middle left out past ``2 * _MESSAGE_ENDS`` characters (secrets
+    are replaced before, so no part of one is left)."""
+    if len(message) <= 2 * _MESSAGE_ENDS + 50:
+        return message
+    left_out = len(message) - 2 * _MESSAGE_ENDS
+    return (
+        f"{message[:_MESSAGE_ENDS]} ... ({left_out} characters left out) ... "
+        f"{message[-_MESSAGE_ENDS:]}"
+    )

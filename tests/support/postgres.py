@@ -143,10 +143,14 @@ def _owned(folder: Path, run_as: str | None) -> None:
         os.chown(folder, entry.pw_uid, entry.pw_gid)
 
 
-def start_postgres(bin_dir: Path) -> PostgresServer:
-    """initdb a cluster in a new temp dir and start ``postgres`` on a free port."""
+def start_postgres(
+    bin_dir: Path, *, parent: Path | None = None, settings: dict[str, str] | None = None
+) -> PostgresServer:
+    """initdb a cluster in a new temp dir (under ``parent``, e.g. a small tmpfs) and start
+    ``postgres`` on a free port. ``settings`` go into its postgresql.conf, so a restart
+    keeps them (a test's ``max_connections``, say)."""
     run_as = "postgres" if os.geteuid() == 0 else None
-    folder = Path(tempfile.mkdtemp(prefix="nerfwatch-pg-"))
+    folder = Path(tempfile.mkdtemp(prefix="nerfwatch-pg-", dir=parent))
     _owned(folder, run_as)
     data = folder / "data"
     initdb = [
@@ -158,6 +162,8 @@ def start_postgres(bin_dir: Path) -> PostgresServer:
     )
     if done.returncode != 0:
         raise RuntimeError(f"initdb failed: {done.stderr.strip()}")
+    with (data / "postgresql.conf").open("a", encoding="utf-8") as conf:
+        conf.writelines(f"{name} = '{value}'\n" for name, value in (settings or {}).items())
     try:
         return launch(bin_dir, folder, free_port(), run_as)
     except BaseException:

@@ -362,7 +362,9 @@ class SegmentWriter:
                     con.execute("ROLLBACK")
                 if isinstance(exc, _ROW_ERRORS):
                     raise _BadSpoolData(str(exc).splitlines()[0]) from exc
-                raise WarehouseError(f"insert into probe_results failed: {exc}") from exc
+                raise WarehouseError(
+                    f"insert into probe_results failed: {self.warehouse.scrub(exc)}"
+                ) from exc
         return (int(probes[0][0]) if probes else 0), (int(events[0][0]) if events else 0)
 
     def _insert_lines(self, paths: list[Path], quarantine: list[dict[str, Any]]) -> tuple[int, int]:
