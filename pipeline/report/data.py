@@ -14,6 +14,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
+from pipeline.report.daily_series import read_daily_series
 from pipeline.report.heatmap_cells import cells_sql
 from pipeline.report.timeline import CHART_DAYS
 from pipeline.report.weeks import IsoWeek, default_week
@@ -52,15 +53,6 @@ SELECT provider, any_value(model ORDER BY started_at DESC) AS model,
        max(started_at) AS last_at
 FROM probe_results WHERE started_at >= ? AND started_at < ?
 GROUP BY provider ORDER BY provider
-"""
-
-_DAILY_TTFT = """
-SELECT provider, coalesce(context_class, 'short') AS context_class, day,
-       count(*) AS n, count(ttft_ms) FILTER (WHERE ok) AS n_ttft,
-       quantile_cont(ttft_ms, 0.50) FILTER (WHERE ok) AS p50,
-       quantile_cont(ttft_ms, 0.95) FILTER (WHERE ok) AS p95
-FROM probes WHERE started_at >= ? AND started_at < ?
-GROUP BY ALL ORDER BY provider, context_class, day
 """
 
 _WEEK_STATS = """
@@ -102,30 +94,6 @@ SELECT provider, probe_site,
            AS sites_in_a_source
 FROM week
 GROUP BY provider, probe_site ORDER BY provider, probe_site
-"""
-
-# The errors_hourly view's counts summed by day, counted from probes directly: the view
-# joins every hour of the whole history to its total before the window is applied (1.4 s
-# against 0.25 s on bench_report's year). Its hour bounds are started_at bounds rounded
-# up to the hour (``_hour_bounds``), so the rows are the same.
-_ERRORS_DAILY = """
-SELECT provider, day, error_class, count(*) AS n
-FROM probes WHERE started_at >= ? AND started_at < ?
-GROUP BY ALL ORDER BY provider, day, error_class
-"""
-
-_ACCURACY_DAILY = """
-SELECT provider, day, count(*) AS n, count(correct) AS n_scored,
-       count(*) FILTER (WHERE correct) AS n_correct,
-       count(*) FILTER (WHERE flagged) AS n_flagged
-FROM probes WHERE started_at >= ? AND started_at < ?
-GROUP BY ALL ORDER BY provider, day
-"""
-
-_PENALTY_DAILY = """
-SELECT provider, date_trunc('day', hour) AS day, median(penalty_ratio) AS penalty
-FROM long_context_penalty WHERE hour >= ? AND hour < ? AND penalty_ratio IS NOT NULL
-GROUP BY ALL ORDER BY provider, day
 """
 
 _HEADROOM_DAILY = """
@@ -286,15 +254,12 @@ class _Reader:
         except duckdb.Error as exc:
             raise SqlError(self.wh.scrub(exc)) from exc
 
-
-def _hour_bounds(start: datetime, end: datetime) -> list[datetime]:
-    """``started_at`` bounds that keep exactly the hours h with start <= h < end."""
-
-    def ceil(moment: datetime) -> datetime:
-        hour = moment.replace(minute=0, second=0, microsecond=0)
-        return hour if hour == moment else hour + timedelta(hours=1)
-
-    return [ceil(start), ceil(end)]
+    def run(self, sql: str, params: list[Any]) -> None:
+        """A statement with no result (the daily series' temporary table)."""
+        try:
+            self.con.execute(sql, params)
+        except duckdb.Error as exc:
+            raise SqlError(self.wh.scrub(exc)) from exc
 
 
 def _analysis(read: _Reader) -> tuple[dict[str, Any] | None, dict[str, pl.DataFrame]]:
@@ -324,16 +289,17 @@ def _load(read: _Reader, week: IsoWeek, now: datetime) -> ReportData:
     prev_week = [start - timedelta(days=7), start]
     totals = read(_TOTALS, history).row(0, named=True)
     run, tables = _analysis(read)
+    daily = read_daily_series(read.run, read, *charted)
     return ReportData(
         week=week,
         now=end,
         totals=totals,
         providers=read(_PROVIDERS, history),
-        daily_ttft=read(_DAILY_TTFT, charted),
+        daily_ttft=daily.ttft,
         week_stats=read(_WEEK_STATS, this_week),
-        errors_daily=read(_ERRORS_DAILY, _hour_bounds(*charted)),
-        accuracy_daily=read(_ACCURACY_DAILY, charted),
-        penalty_daily=read(_PENALTY_DAILY, charted),
+        errors_daily=daily.errors,
+        accuracy_daily=daily.accuracy,
+        penalty_daily=daily.penalty,
         headroom_daily=read(_HEADROOM_DAILY, charted),
         hour_of_week=read(_HOUR_OF_WEEK, [end - timedelta(days=HEATMAP_DAYS), end]),
         week_hours=read(_WEEK_HOURS, this_week),
