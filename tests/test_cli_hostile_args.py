@@ -22,6 +22,7 @@ from pipeline.commands.drift import parse_day
 from pipeline.commands.report import refuse_a_future_week
 from pipeline.report.weeks import IsoWeek
 from pipeline.warehouse import Warehouse
+from tests.support.cli import run_main
 from tests.support.mounts import unwritable_folder
 
 NOW = datetime(2026, 5, 1, 12, tzinfo=UTC)  # a Friday, in ISO week 2026-W18
@@ -50,14 +51,6 @@ def db(tmp_path: Path) -> Path:
     path = tmp_path / "nw.duckdb"
     Warehouse(path).migrate()
     return path
-
-
-def run_main(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, list[str]]:
-    with pytest.raises(SystemExit) as stopped:
-        main(argv)
-    out, err = capsys.readouterr()
-    assert isinstance(stopped.value.code, int)
-    return stopped.value.code, out, err.splitlines()
 
 
 def analysis_runs(path: Path) -> int:

@@ -14,18 +14,10 @@ from zoneinfo import ZoneInfo
 import pytest
 import time_machine
 
-from pipeline.cli import main
 from pipeline.releases import ReleaseError, parse_release, utc_today
+from tests.support.cli import run_main
 
 ROW = {"vendor": "OpenAI", "model": "GPT-X", "release_date": ""}
-
-
-def run_main(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, list[str]]:
-    with pytest.raises(SystemExit) as stopped:
-        main(argv)
-    out, err = capsys.readouterr()
-    assert isinstance(stopped.value.code, int)
-    return stopped.value.code, out, err.splitlines()
 
 
 def test_releases_add_with_an_unknown_vendor_creates_no_warehouse(
