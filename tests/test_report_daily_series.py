@@ -21,7 +21,6 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from pipeline.report import IsoWeek
-from pipeline.report.daily_series import hour_bounds
 from pipeline.report.data import _load, _Reader, load_report_data
 from pipeline.report.timeline import CHART_DAYS
 from pipeline.warehouse import Warehouse
@@ -125,16 +124,19 @@ def _seed(wh: Warehouse) -> None:
 @pytest.mark.parametrize("warehouse", ["duckdb", "ducklake+sqlite+local"], indirect=True)
 def test_daily_series_equal_the_four_scans(warehouse: Warehouse) -> None:
     _seed(warehouse)
-    for now in (datetime(2026, 11, 20, 12, 30, tzinfo=UTC), datetime(2026, 11, 20, 12, tzinfo=UTC)):
+    noon = datetime(2026, 11, 20, 12, tzinfo=UTC)
+    # (now, the end of the whole hours before it: the 12:00 hour counts whole)
+    for now, hours_end in ((noon + timedelta(minutes=30), noon + timedelta(hours=1)), (noon, noon)):
         data = load_report_data(warehouse, WEEK, now=now)
         charted = [WEEK.end - timedelta(days=CHART_DAYS), now]
+        whole_hours = [charted[0], hours_end]  # the chart starts on a Monday's midnight
 
         def old(sql: str, params: list[datetime]) -> pl.DataFrame:
             return warehouse.query("SET TimeZone = 'UTC';\n" + sql, params)
 
         expected = {
             "daily_ttft": old(_OLD_DAILY_TTFT, charted),
-            "errors_daily": old(_OLD_ERRORS_DAILY, hour_bounds(*charted)),
+            "errors_daily": old(_OLD_ERRORS_DAILY, whole_hours),
             "accuracy_daily": old(_OLD_ACCURACY_DAILY, charted),
             "penalty_daily": old(_OLD_PENALTY_DAILY, charted),
         }
