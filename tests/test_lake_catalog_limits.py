@@ -268,18 +268,22 @@ def test_a_catalog_without_a_free_connection_slot_fails_the_flush_until_one_free
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    """A daemon restarted while other clients hold every connection slot: its flushes fail
-    without raising, one error line says the catalog has no connection to spare, and the
-    first flush after the slots free stores every spooled row once."""
+    """Other clients take every connection slot: a running daemon's flush goes on through
+    the connections it holds; once restarted, its flushes fail without raising, one error
+    line says the catalog has no connection to spare, and the first flush after the slots
+    free stores every spooled row once."""
     lake, database = _lake(catalog, s3_server, monkeypatch)
     caplog.set_level(logging.INFO)
 
     async def run(site: Site) -> list[FlushOutcome]:
         await site.spool_rows()
         outcomes = [await site.flush()]
-        site.restart_flusher(lake)  # its connections closed; the next flush must connect
         holders = await asyncio.to_thread(_take_every_slot, catalog.server, database)
         try:
+            await site.spool_rows()
+            outcomes.append(await site.flush())  # through the connections it keeps
+            site.restart_flusher(lake)  # its connections closed; the next flush must connect
+            holders += await asyncio.to_thread(_take_every_slot, catalog.server, database)
             for _ in range(2):
                 await site.spool_rows()
                 outcomes.append(await site.flush())
@@ -290,8 +294,9 @@ def test_a_catalog_without_a_free_connection_slot_fails_the_flush_until_one_free
 
     with _sites(tmp_path, lake, "test") as (site,):
         outcomes = asyncio.run(run(site))
-    first, *refused, freed = outcomes
+    first, attached, *refused, freed = outcomes
     assert first.error is None and first.inserted == ROWS, first
+    assert attached.error is None and attached.inserted == ROWS, attached
     assert all(o.error for o in refused), refused
     assert freed.error is None and freed.inserted == 2 * ROWS, freed
     assert _stored(lake, "test") == sorted(site.spooled), "each spooled row stored once"
@@ -356,6 +361,8 @@ def test_two_sites_flushing_through_a_catalog_crash_each_store_their_rows_once(
         rounds.append(await together(sites))
         return rounds
 
+    made_before = int(catalog.server.unused_database().removeprefix("lake_"))
+
     with _sites(tmp_path, lake, "east", "west") as sites:
         first, killed, down, back = asyncio.run(run(sites))
     assert all(o.error is None and o.inserted == ROWS for o in first), first
@@ -363,4 +370,6 @@ def test_two_sites_flushing_through_a_catalog_crash_each_store_their_rows_once(
     assert all(o.error is None and o.inserted == 2 * ROWS for o in back), back
     for site in sites:
         assert _stored(lake, site.name) == sorted(site.spooled), f"{site.name}'s rows once"
+    # the restarted server goes on naming databases where the killed one left off
+    assert int(catalog.server.unused_database().removeprefix("lake_")) > made_before
     _said_no_secret(caplog, first + killed + down + back)

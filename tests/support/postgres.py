@@ -107,8 +107,11 @@ class PostgresServer:
 
     def restarted(self, port: int | None = None) -> PostgresServer:
         """The same cluster started again (on ``port``, or the one it had); the caller
-        keeps the returned server (and stops it)."""
-        return launch(self.bin_dir, self.folder, port or self.port, self.run_as)
+        keeps the returned server (and stops it); it goes on naming new databases where
+        this one left off (the cluster keeps the ones made before)."""
+        server = launch(self.bin_dir, self.folder, port or self.port, self.run_as)
+        server._names = self._names
+        return server
 
     def _client(self, tool: str, *args: str) -> str:
         command = [str(self.bin_dir / tool), "-h", "127.0.0.1", "-p", str(self.port), "-U", USER]
