@@ -227,7 +227,9 @@ class Warehouse:
                 if not transient or time.monotonic() >= deadline:
                     if isinstance(exc, LakeUnreachable):
                         raise  # it names the lake already
-                    raise WarehouseError(f"{what} failed: {self.scrub(exc)}") from exc
+                    # named: a daemon's flush may write to a lake shared by several sites
+                    message = f"{what} on {self.where} failed: {self.scrub(exc)}"
+                    raise WarehouseError(message) from exc
             time.sleep(delay)
             delay = min(delay * 2, 0.25)
 
