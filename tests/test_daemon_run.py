@@ -237,6 +237,12 @@ def test_reload_applies_a_valid_config_and_keeps_the_old_one_on_error(tmp_path: 
     assert stats.done > 0
 
 
+# A wait that includes the daemon's start-up and its flush process's (a spawned child
+# importing DuckDB and polars, then its first insert): on a loaded machine that took over
+# the 60 s default. A passing test never waits for the deadline.
+STARTUP_S = 180
+
+
 def test_metrics_endpoint_and_status_while_running(tmp_path: Path) -> None:
     config = make_config(
         tmp_path,
@@ -248,7 +254,9 @@ def test_metrics_endpoint_and_status_while_running(tmp_path: Path) -> None:
     async def main() -> tuple[str, DaemonStats]:
         daemon = Daemon(config, probe_fn=probe, tuning=QUIET)
         task = asyncio.create_task(daemon.run())
-        await wait_until_async(lambda: daemon.stats.flushed_rows >= 4, what="flushed rows")
+        await wait_until_async(
+            lambda: daemon.stats.flushed_rows >= 4, STARTUP_S, what="flushed rows"
+        )
         port = daemon.stats.metrics_port
         async with httpx.AsyncClient() as client:
             text = (await client.get(f"http://127.0.0.1:{port}/metrics")).text
