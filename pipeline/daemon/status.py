@@ -30,6 +30,7 @@ from pipeline.daemon.spool_stored import WaitingLine, read_waiting, stored_segme
 from pipeline.daemon.spooled import SpooledProbe, spooled_probe
 from pipeline.daemon.state import add_spooled_spend, day_start, spooled_live_probe, today_spend
 from pipeline.daemon.status_events import read_site_events
+from pipeline.daemon.status_latest import latest_by_provider
 from pipeline.warehouse import Lake, Warehouse, WarehouseError
 from pipeline.warehouse.errors import NewerFile
 
@@ -62,19 +63,6 @@ class DaemonStatus:
     spend_of_every_site: bool = False  # budget.scope = "lake": today's spend is the lake's
     notes: list[str] = field(default_factory=list)
 
-
-_SQL = """
-SELECT provider,
-  max(started_at) FILTER (WHERE run_status = 'done') AS last_probe_at,
-  arg_max(error_class, started_at) FILTER (WHERE run_status = 'done') AS last_class,
-  max(started_at) FILTER (WHERE run_status = 'done' AND error_class <> 'ok') AS last_error_at,
-  arg_max(error_class || coalesce(': ' || error_detail, ''), started_at)
-    FILTER (WHERE run_status = 'done' AND error_class <> 'ok') AS last_error,
-  count(*) FILTER (WHERE run_status = 'skipped' AND started_at >= ?
-    AND started_at < ?) AS today_skipped,
-  count(*) FILTER (WHERE started_at > ?) AS ahead
-FROM probe_results WHERE source = 'live' {site} GROUP BY provider
-"""
 
 _AHEAD = timedelta(minutes=1)  # sites' clocks may differ by this much without a note
 
@@ -169,8 +157,6 @@ def gather_status(
     """Collect the status without writing anything (``now``: the clock, for tests)."""
     now = now or datetime.now(UTC)
     today = day_start(now.date())
-    # Rows stamped later (by a clock since set back) are not today's.
-    tomorrow = today + timedelta(days=1)
     by_name = {p.name: ProviderStatus(p.name) for p in config.providers}
     prices = {p.name: p for p in config.providers}  # what worst cases are priced at
     result = DaemonStatus(list(by_name.values()), 0)
@@ -189,13 +175,11 @@ def gather_status(
     else:
         # Several sites share a lake: this site's probes, not the last of any site's.
         own = config.warehouse.own_site
-        site = [] if own is None else [own]
         # the budget's view: this site's spend, or (scope "lake") every site's
         result.spend_of_every_site = own is not None and config.budget.scope == "lake"
         spend_site = None if result.spend_of_every_site else own
-        site_sql = _SQL.format(site="" if own is None else "AND probe_site = ?")
         try:
-            frame = warehouse.query(site_sql, [today, tomorrow, now + _AHEAD, *site])
+            frame = latest_by_provider(warehouse, today, now, now + _AHEAD, own)
             spent = today_spend(warehouse, today.date(), prices, site=spend_site)
             events = read_site_events(warehouse, config, now)
             quarantined = warehouse.query("SELECT count(*) AS n FROM quarantined_rows")
