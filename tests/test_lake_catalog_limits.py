@@ -17,29 +17,23 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from pipeline.daemon.flush import Flusher, FlushOutcome, SegmentWriter
-from pipeline.daemon.rows import bare_row
-from pipeline.daemon.schedule import JobSpec, job_specs
-from pipeline.daemon.spool import Spool
+from pipeline.daemon.flush import FlushOutcome
+from pipeline.daemon.schedule import job_specs
 from pipeline.warehouse import Lake, Warehouse
 from tests.support.daemon import make_config
+from tests.support.lake_sites import ROWS, Site, lock_commits, open_site
 from tests.support.mounts import unavailable
 from tests.support.postgres import USER, PostgresServer, server_binaries, start_postgres, stop
 from tests.support.seaweedfs import BUCKET, KEY_ID, SECRET, S3Server
-from tests.support.waiting import read_line, wait_until, within
-from tests.test_lake_crashes import _lock_commits
+from tests.support.waiting import read_line, wait_until
 
 pytestmark = pytest.mark.slow
 
-T0 = datetime(2026, 11, 2, 10, 0, tzinfo=UTC)
-ROWS = 40  # past DuckLake's data inlining: each flush writes a Parquet file to S3
-FLUSH_DEADLINE_S = 120.0
 WAIT_DEADLINE_S = 60.0
 TMPFS_SIZE = "160m"  # the cluster (~40 MB with its first WAL segment) and room to grow
 FLUSHES_TO_FILL = 60  # small flushes until the catalog needs a page it cannot have
@@ -83,55 +77,14 @@ def catalog() -> Iterator[Catalog]:
         shutil.rmtree(mount, ignore_errors=True)
 
 
-@dataclass
-class Site:
-    """One probe site's spool and flusher on the shared lake; the run ids it spooled."""
-
-    name: str
-    spool: Spool
-    flusher: Flusher
-    spec: JobSpec
-    spooled: list[str] = field(default_factory=list)
-
-    async def spool_rows(self, count: int = ROWS) -> None:
-        for _ in range(count):
-            at = T0 + timedelta(seconds=len(self.spooled))
-            row = bare_row(self.spec, at, "skipped", "misfire", site=self.name)
-            await self.spool.append(row.to_json())
-            self.spooled.append(row.run_id)
-
-    async def flush(self) -> FlushOutcome:
-        return await within(
-            asyncio.to_thread(self.flusher.flush_once), FLUSH_DEADLINE_S, f"{self.name}'s flush"
-        )
-
-    def restart_flusher(self, lake: Lake) -> None:
-        """A daemon restarted on the same spool: a new writer, attached afresh."""
-        self.flusher.close()
-        self.flusher = Flusher(self.spool, _writer(lake, self.spool))
-
-    def close(self) -> None:
-        self.spool.close()
-        self.flusher.close()
-
-
-def _writer(lake: Lake, spool: Spool) -> SegmentWriter:
-    return SegmentWriter(Warehouse(lake, lock_wait_s=0.2), spool.directory)
-
-
 @contextlib.contextmanager
 def _sites(tmp_path: Path, lake: Lake, *names: str) -> Iterator[list[Site]]:
     spec = job_specs(make_config(tmp_path, location=lake))["alpha/short"]
-    sites = []
-    try:
-        for name in names:
-            spool = Spool(tmp_path / f"spool-{name}")
-            spool.open()
-            sites.append(Site(name, spool, Flusher(spool, _writer(lake, spool)), spec))
-        yield sites
-    finally:
-        for site in sites:
-            site.close()
+    with contextlib.ExitStack() as stack:
+        yield [
+            stack.enter_context(open_site(name, tmp_path / f"spool-{name}", lake, spec))
+            for name in names
+        ]
 
 
 def _lake(
@@ -340,7 +293,7 @@ def test_two_sites_flushing_through_a_catalog_crash_each_store_their_rows_once(
         rounds = [await together(sites)]  # both create or find the lake's schema at once
         for site in sites:
             await site.spool_rows()
-        holder = _lock_commits(catalog.server, database)
+        holder = lock_commits(catalog.server, database)
         try:
             committing = asyncio.ensure_future(together(sites))
             await asyncio.to_thread(

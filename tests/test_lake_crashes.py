@@ -13,30 +13,24 @@ import asyncio
 import logging
 import os
 import signal
-import subprocess
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
-from pipeline.daemon.flush import Flusher, FlushOutcome, SegmentWriter
-from pipeline.daemon.rows import bare_row
+from pipeline.daemon.flush import FlushOutcome
 from pipeline.daemon.schedule import job_specs
-from pipeline.daemon.spool import Spool
 from pipeline.daemon.status import gather_status
 from pipeline.warehouse import Lake, Warehouse
 from tests.support.daemon import make_config
-from tests.support.postgres import USER, PostgresServer, server_binaries, start_postgres, stop
+from tests.support.lake_sites import ROWS, Site, lock_commits, open_site
+from tests.support.postgres import PostgresServer, server_binaries, start_postgres, stop
 from tests.support.seaweedfs import BUCKET, KEY_ID, SECRET, S3Server, start_s3, weed_binary
 from tests.support.seaweedfs import stop as stop_s3
-from tests.support.waiting import read_line, wait_until, within
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.slow
 
-T0 = datetime(2026, 11, 2, 10, 0, tzinfo=UTC)
-ROWS = 40  # past DuckLake's data inlining: each flush writes a Parquet file to S3
-FLUSH_DEADLINE_S = 120.0
 WAIT_DEADLINE_S = 60.0
 PG_PASSWORD = "pg-password-never-shown"  # a sentinel to look for in the logs
 
@@ -62,21 +56,6 @@ def cluster() -> Iterator[Cluster]:
     finally:
         if own.server.process.poll() is None:
             stop(own.server)
-
-
-def _lock_commits(server: PostgresServer, database: str) -> subprocess.Popen[str]:
-    """A psql session that holds ducklake_snapshot in EXCLUSIVE mode: reads go on, but a
-    commit (which inserts its snapshot there) waits, with its data files written."""
-    holder = subprocess.Popen(
-        [str(server.bin_dir / "psql"), "-h", "127.0.0.1", "-p", str(server.port), "-U", USER,
-         "-d", database, "-qAt"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    assert holder.stdin is not None
-    holder.stdin.write("BEGIN; LOCK TABLE ducklake_snapshot IN EXCLUSIVE MODE; SELECT 'locked';\n")
-    holder.stdin.flush()
-    assert read_line(holder, WAIT_DEADLINE_S, "the lock holder's 'locked'") == "locked"
-    return holder
 
 
 def _waiting_on_a_lock(server: PostgresServer, database: str) -> bool:
@@ -108,54 +87,36 @@ def test_a_catalog_killed_mid_commit_loses_no_row_and_stores_none_twice(
     lake = Lake(f"postgres:{cluster.server.conninfo(database)}", f"s3://{BUCKET}/{database}/")
     config = make_config(tmp_path, location=lake)
     spec = job_specs(config)["alpha/short"]
-    spooled: list[str] = []
     caplog.set_level(logging.INFO)
 
-    async def run() -> tuple[list[FlushOutcome], int, str | None]:
-        spool = Spool(config.warehouse.spool_dir)
-        spool.open()
-        writer = SegmentWriter(Warehouse(lake, lock_wait_s=0.2), spool.directory)
-        flusher = Flusher(spool, writer)
-
-        async def spool_rows() -> None:
-            for i in range(ROWS):
-                at = T0 + timedelta(seconds=len(spooled) + i)
-                row = bare_row(spec, at, "skipped", "misfire", site="test")
-                await spool.append(row.to_json())
-                spooled.append(row.run_id)
-
-        async def flush() -> FlushOutcome:
-            return await within(asyncio.to_thread(flusher.flush_once), FLUSH_DEADLINE_S, "a flush")
-
+    async def run(site: Site) -> tuple[list[FlushOutcome], int, str | None]:
+        await site.spool_rows()
+        outcomes = [await site.flush()]  # the lake is up: its catalog and schema exist
+        await site.spool_rows()
+        holder = lock_commits(cluster.server, database)
         try:
-            await spool_rows()
-            outcomes = [await flush()]  # the lake is up: its catalog and schema exist
-            await spool_rows()
-            holder = _lock_commits(cluster.server, database)
-            try:
-                committing = asyncio.ensure_future(flush())
-                await asyncio.to_thread(
-                    wait_until,
-                    lambda: _waiting_on_a_lock(cluster.server, database),
-                    WAIT_DEADLINE_S,
-                    "the flush's commit to wait on the locked snapshot table",
-                )
-                await asyncio.to_thread(cluster.server.crash)
-                outcomes.append(await committing)
-            finally:
-                holder.kill()
-                holder.communicate(timeout=WAIT_DEADLINE_S)
-            await spool_rows()
-            outcomes.append(await flush())  # still down
-            status = await asyncio.to_thread(gather_status, config)
-            await asyncio.to_thread(cluster.restart)
-            outcomes.append(await flush())
-            return outcomes, status.spool_depth, status.warehouse_error
+            committing = asyncio.ensure_future(site.flush())
+            await asyncio.to_thread(
+                wait_until,
+                lambda: _waiting_on_a_lock(cluster.server, database),
+                WAIT_DEADLINE_S,
+                "the flush's commit to wait on the locked snapshot table",
+            )
+            await asyncio.to_thread(cluster.server.crash)
+            outcomes.append(await committing)
         finally:
-            spool.close()
-            flusher.close()
+            holder.kill()
+            holder.communicate(timeout=WAIT_DEADLINE_S)
+        await site.spool_rows()
+        outcomes.append(await site.flush())  # still down
+        status = await asyncio.to_thread(gather_status, config)
+        await asyncio.to_thread(cluster.restart)
+        outcomes.append(await site.flush())
+        return outcomes, status.spool_depth, status.warehouse_error
 
-    outcomes, depth_in_outage, status_error = asyncio.run(run())
+    with open_site("test", config.warehouse.spool_dir, lake, spec) as site:
+        outcomes, depth_in_outage, status_error = asyncio.run(run(site))
+    spooled = site.spooled
     first, killed, down, back = outcomes
     assert first.error is None and first.inserted == ROWS, first
     assert killed.error and down.error, (killed, down)
@@ -223,52 +184,35 @@ def test_an_s3_server_killed_under_a_flush_loses_no_row_and_stores_none_twice(
     lake = Lake(f"postgres:{postgres_server.conninfo(database)}", f"s3://{BUCKET}/{database}/")
     config = make_config(tmp_path, location=lake)
     spec = job_specs(config)["alpha/short"]
-    spooled: list[str] = []
     caplog.set_level(logging.INFO)
 
-    async def run() -> tuple[list[FlushOutcome], int, str | None]:
-        spool = Spool(config.warehouse.spool_dir)
-        spool.open()
-        flusher = Flusher(spool, SegmentWriter(Warehouse(lake, lock_wait_s=0.2), spool.directory))
-
-        async def spool_rows() -> None:
-            for i in range(ROWS):
-                at = T0 + timedelta(seconds=len(spooled) + i)
-                row = bare_row(spec, at, "skipped", "misfire", site="test")
-                await spool.append(row.to_json())
-                spooled.append(row.run_id)
-
-        async def flush() -> FlushOutcome:
-            return await within(asyncio.to_thread(flusher.flush_once), FLUSH_DEADLINE_S, "a flush")
-
+    async def run(site: Site) -> tuple[list[FlushOutcome], int, str | None]:
+        await site.spool_rows()
+        outcomes = [await site.flush()]
+        await site.spool_rows()
+        s3 = own_s3[0]
+        os.kill(s3.process.pid, signal.SIGSTOP)
         try:
-            await spool_rows()
-            outcomes = [await flush()]
-            await spool_rows()
-            s3 = own_s3[0]
-            os.kill(s3.process.pid, signal.SIGSTOP)
-            try:
-                in_flight = asyncio.ensure_future(flush())
-                await asyncio.to_thread(
-                    wait_until,
-                    lambda: _unread_by_server(s3.port) > 0,
-                    WAIT_DEADLINE_S,
-                    "the flush to call on the frozen S3 server",
-                )
-            finally:
-                s3.crash()  # SIGKILL ends a stopped process too
-            outcomes.append(await in_flight)
-            await spool_rows()
-            outcomes.append(await flush())  # still down
-            status = await asyncio.to_thread(gather_status, config)
-            own_s3.append(await asyncio.to_thread(s3.restarted))
-            outcomes.append(await flush())
-            return outcomes, status.spool_depth, status.warehouse_error
+            in_flight = asyncio.ensure_future(site.flush())
+            await asyncio.to_thread(
+                wait_until,
+                lambda: _unread_by_server(s3.port) > 0,
+                WAIT_DEADLINE_S,
+                "the flush to call on the frozen S3 server",
+            )
         finally:
-            spool.close()
-            flusher.close()
+            s3.crash()  # SIGKILL ends a stopped process too
+        outcomes.append(await in_flight)
+        await site.spool_rows()
+        outcomes.append(await site.flush())  # still down
+        status = await asyncio.to_thread(gather_status, config)
+        own_s3.append(await asyncio.to_thread(s3.restarted))
+        outcomes.append(await site.flush())
+        return outcomes, status.spool_depth, status.warehouse_error
 
-    outcomes, depth_in_outage, status_error = asyncio.run(run())
+    with open_site("test", config.warehouse.spool_dir, lake, spec) as site:
+        outcomes, depth_in_outage, status_error = asyncio.run(run(site))
+    spooled = site.spooled
     first, killed, down, back = outcomes
     assert first.error is None and first.inserted == ROWS, first
     assert killed.error and down.error, (killed, down)
