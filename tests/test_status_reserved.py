@@ -66,7 +66,15 @@ def test_status_counts_a_run_held_mid_probe_at_its_reservation(
     held = worst_case(config.provider("nova"), CONTEXT, OUT)
     with nerfwatch_run(path, output=tmp_path / "daemon.log") as proc:
         wait_until(lambda: scrape(port, "nerfwatch_probes_in_flight") == 1, 180, "a held probe")
-        during = _nova(gather_status(config))
+        # the daemon writes its reservations at the end of the loop turn that made them
+        # (reserved.py), a moment after the probe counts as in flight: wait for that turn
+        seen: list[ProviderStatus] = []
+        wait_until(
+            lambda: seen.append(_nova(gather_status(config))) or seen[-1].today_reserved_usd > 0,
+            60,
+            "status to show the held run's reservation",
+        )
+        during = seen[-1]
         _print_status(gather_status(config))
         held_on = scrape(port, "nerfwatch_probes_in_flight") == 1
         assert held_on, "the probe's minute ran out before status was read: a stalled machine?"
