@@ -132,6 +132,7 @@ def test_a_catalog_killed_mid_commit_loses_no_row_and_stores_none_twice(
         errors[0]
     )
     assert "\n" not in errors[0]
+    assert "on lake postgres:" in errors[0] and database in errors[0], "the line names its lake"
     assert any("reachable again after 2 failed flushes" in r.getMessage() for r in caplog.records)
     said = [r.getMessage() for r in caplog.records]
     said += [o.error or "" for o in outcomes] + [status_error]

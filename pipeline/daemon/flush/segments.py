@@ -362,8 +362,9 @@ class SegmentWriter:
                     con.execute("ROLLBACK")
                 if isinstance(exc, _ROW_ERRORS):
                     raise _BadSpoolData(str(exc).splitlines()[0]) from exc
+                where = self.warehouse.where  # which lake, when sites share one
                 raise WarehouseError(
-                    f"insert into probe_results failed: {self.warehouse.scrub(exc)}"
+                    f"insert into probe_results on {where} failed: {self.warehouse.scrub(exc)}"
                 ) from exc
         return (int(probes[0][0]) if probes else 0), (int(events[0][0]) if events else 0)
 
