@@ -328,7 +328,7 @@ class Warehouse:
                 statements = con.extract_statements(sql)
                 if not statements:
                     raise SqlError("no SQL statement given")
-                _refuse_file_writes(statements)
+                _refuse_writes_and_downloads(statements)
                 for statement in statements[:-1]:
                     con.execute(statement)
                 relation = con.sql(statements[-1].query, params=params)
@@ -363,7 +363,7 @@ _EXTENSION_SETTING = re.compile(r"\b(auto(install|load)_known_extensions|extensi
                                 re.IGNORECASE)  # fmt: skip
 
 
-def _refuse_file_writes(statements: Sequence[duckdb.Statement]) -> None:
+def _refuse_writes_and_downloads(statements: Sequence[duckdb.Statement]) -> None:
     """A read-only connection still lets COPY ... TO, EXPORT and ATTACH create files on
     disk, and INSTALL download an extension into ~/.duckdb; reads are documented to write
     nothing and download nothing, so such statements are refused by type (DuckDB's
