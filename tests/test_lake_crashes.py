@@ -116,28 +116,16 @@ def test_a_catalog_killed_mid_commit_loses_no_row_and_stores_none_twice(
 
     with open_site("test", config.warehouse.spool_dir, lake, spec) as site:
         outcomes, depth_in_outage, status_error = asyncio.run(run(site))
-    spooled = site.spooled
-    first, killed, down, back = outcomes
-    assert first.error is None and first.inserted == ROWS, first
-    assert killed.error and down.error, (killed, down)
-    assert depth_in_outage == 2 * ROWS
+    _assert_rows_kept(lake, site.spooled, outcomes, depth_in_outage)
     assert status_error is not None and database in status_error, status_error
-    assert back.error is None and back.inserted == 2 * ROWS, back
-    stored = Warehouse(lake).query("SELECT run_id FROM probe_results")["run_id"].to_list()
-    assert sorted(stored) == sorted(spooled), "each spooled row stored exactly once"
 
-    errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
-    assert len(errors) == 1, f"one line for the outage: {errors}"
+    errors = _one_error_line(caplog)
     assert errors[0].startswith("flush failed (the catalog is out of reach), the spool keeps"), (
         errors[0]
     )
-    assert "\n" not in errors[0]
     assert "on lake postgres:" in errors[0] and database in errors[0], "the line names its lake"
     assert any("reachable again after 2 failed flushes" in r.getMessage() for r in caplog.records)
-    said = [r.getMessage() for r in caplog.records]
-    said += [o.error or "" for o in outcomes] + [status_error]
-    for secret in (PG_PASSWORD, SECRET, KEY_ID):
-        assert not [line for line in said if secret in line], f"{secret} leaked"
+    _assert_no_secret(caplog, outcomes, status_error)
 
 
 @pytest.fixture
@@ -213,21 +201,40 @@ def test_an_s3_server_killed_under_a_flush_loses_no_row_and_stores_none_twice(
 
     with open_site("test", config.warehouse.spool_dir, lake, spec) as site:
         outcomes, depth_in_outage, status_error = asyncio.run(run(site))
-    spooled = site.spooled
+    _assert_rows_kept(lake, site.spooled, outcomes, depth_in_outage)
+    assert status_error is not None and lake.data_path in status_error, status_error
+
+    errors = _one_error_line(caplog)
+    assert errors[0].startswith("flush failed (S3 is out of reach), the spool keeps"), errors[0]
+    _assert_no_secret(caplog, outcomes, status_error)
+
+
+def _assert_rows_kept(
+    lake: Lake, spooled: list[str], outcomes: list[FlushOutcome], depth_in_outage: int
+) -> None:
+    """Flushed before, failed twice (killed, still down), every spooled row kept waiting
+    and stored exactly once by the first flush after the restart."""
     first, killed, down, back = outcomes
     assert first.error is None and first.inserted == ROWS, first
     assert killed.error and down.error, (killed, down)
     assert depth_in_outage == 2 * ROWS
-    assert status_error is not None and lake.data_path in status_error, status_error
     assert back.error is None and back.inserted == 2 * ROWS, back
     stored = Warehouse(lake).query("SELECT run_id FROM probe_results")["run_id"].to_list()
     assert sorted(stored) == sorted(spooled), "each spooled row stored exactly once"
 
+
+def _one_error_line(caplog: pytest.LogCaptureFixture) -> list[str]:
+    """The outage's error lines: exactly one, on one line."""
     errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
     assert len(errors) == 1, f"one line for the outage: {errors}"
-    assert errors[0].startswith("flush failed (S3 is out of reach), the spool keeps"), errors[0]
     assert "\n" not in errors[0]
+    return errors
+
+
+def _assert_no_secret(
+    caplog: pytest.LogCaptureFixture, outcomes: list[FlushOutcome], status_error: str | None
+) -> None:
     said = [r.getMessage() for r in caplog.records]
-    said += [o.error or "" for o in outcomes] + [status_error]
+    said += [o.error or "" for o in outcomes] + [status_error or ""]
     for secret in (PG_PASSWORD, SECRET, KEY_ID):
         assert not [line for line in said if secret in line], f"{secret} leaked"
